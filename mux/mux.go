@@ -1,0 +1,401 @@
+package mux
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"sync"
+)
+
+// ConnID identifies a logical connection on the trunk. It is the first field
+// of every frame header.
+type ConnID uint32
+
+const (
+	// ReservedConn is never used for a logical connection; Open and Listen
+	// reject it, and frames received for it are discarded.
+	ReservedConn ConnID = 0
+	// PluginServiceConn carries NRI's Plugin service: the runtime is the
+	// ttrpc client, the plugin is the server.
+	PluginServiceConn ConnID = 1
+	// RuntimeServiceConn carries NRI's Runtime service: the plugin is the
+	// ttrpc client, the runtime is the server.
+	RuntimeServiceConn ConnID = 2
+)
+
+// HeaderSize is the size in bytes of a frame header: a big-endian uint32
+// connection ID followed by a big-endian uint32 payload length.
+const HeaderSize = 8
+
+// DefaultMaxPayload is the default maximum frame payload size: ttrpc's
+// 10-byte message header plus its 4 MiB maximum message size. It matches
+// containerd/nri, so larger frames are never produced by a conforming peer.
+const DefaultMaxPayload = 10 + 4<<20
+
+// DefaultReadQueueLength is the default number of frames buffered per logical
+// connection; see WithReadQueueLength.
+const DefaultReadQueueLength = 256
+
+const (
+	// maxMaxPayload keeps payload sizes representable as int on 32-bit
+	// platforms.
+	maxMaxPayload = math.MaxInt32
+	// maxReadQueueLength bounds the per-connection channel allocation.
+	maxReadQueueLength = 1 << 16
+	// trunkBufferSize is the size of the trunk read buffer, so that small
+	// frames (header and payload) cost a single read system call.
+	trunkBufferSize = 64 << 10
+)
+
+// ErrClosed is the value of Err after the Mux was closed locally with Close.
+var ErrClosed = errors.New("mux: closed")
+
+// FrameTooLargeError is the cause of a mux failure when a received frame
+// header announces a payload larger than the configured maximum. The mux
+// detects this before allocating or reading the payload.
+type FrameTooLargeError struct {
+	// Conn is the connection ID in the offending header.
+	Conn ConnID
+	// Size is the payload length announced by the header.
+	Size uint32
+	// Max is the maximum payload length the reader accepts.
+	Max uint32
+}
+
+// Error implements the error interface.
+func (e *FrameTooLargeError) Error() string {
+	return fmt.Sprintf("mux: conn %d: frame payload %d bytes exceeds maximum %d", e.Conn, e.Size, e.Max)
+}
+
+type config struct {
+	maxPayload int
+	queueLen   int
+}
+
+// Option configures a Mux created with New. Options validate their argument
+// and make New fail for an invalid value.
+type Option func(*config) error
+
+// WithMaxPayload sets the maximum frame payload size, in bytes. Writes are
+// split into frames of at most n bytes, and a received frame announcing more
+// than n bytes fails the mux with a *FrameTooLargeError. Both ends of a trunk
+// must agree; the default, DefaultMaxPayload, matches containerd/nri. n must
+// be between 1 and math.MaxInt32.
+func WithMaxPayload(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > maxMaxPayload {
+			return fmt.Errorf("mux: invalid max payload %d: must be between 1 and %d", n, maxMaxPayload)
+		}
+		c.maxPayload = n
+		return nil
+	}
+}
+
+// WithReadQueueLength sets how many received frames are buffered per
+// logical connection before the trunk reader blocks until the connection is
+// read (backpressure; this stalls every logical connection of the trunk). It
+// also bounds the frames buffered for a connection ID that has not been
+// opened yet; exceeding that bound fails the mux. The default is
+// DefaultReadQueueLength; n must be between 1 and 65536.
+func WithReadQueueLength(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > maxReadQueueLength {
+			return fmt.Errorf("mux: invalid read queue length %d: must be between 1 and %d", n, maxReadQueueLength)
+		}
+		c.queueLen = n
+		return nil
+	}
+}
+
+// Mux multiplexes logical connections over a trunk connection. Its methods
+// are safe for concurrent use.
+type Mux struct {
+	trunk net.Conn
+	cfg   config
+
+	// closing is closed as soon as shutdown starts (local Close, trunk
+	// failure or write failure); it unblocks the reader and the writers.
+	closing     chan struct{}
+	closingOnce sync.Once
+	// done is closed by the reader goroutine when it exits, after err is
+	// set. No frame is queued after done is closed.
+	done chan struct{}
+
+	mu      sync.Mutex
+	err     error               // cause of the shutdown; set once
+	conns   map[ConnID]*conn    // open logical connections
+	pending map[ConnID][][]byte // frames received before Open
+	retired map[ConnID]struct{} // opened, then closed locally
+
+	wmu   sync.Mutex // serialises frame writes on the trunk
+	whdr  [HeaderSize]byte
+	wbufs [2][]byte
+}
+
+// New wraps trunk in a Mux and starts its reader goroutine. The Mux takes
+// ownership of trunk: it is closed by Close or when the Mux fails. Frames
+// received for connection IDs that are not open yet are buffered until they
+// are opened with Open or Listen.
+func New(trunk net.Conn, opts ...Option) (*Mux, error) {
+	if trunk == nil {
+		return nil, errors.New("mux: nil trunk connection")
+	}
+	cfg := config{maxPayload: DefaultMaxPayload, queueLen: DefaultReadQueueLength}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("mux: nil option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	m := &Mux{
+		trunk:   trunk,
+		cfg:     cfg,
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+		conns:   make(map[ConnID]*conn),
+		pending: make(map[ConnID][][]byte),
+		retired: make(map[ConnID]struct{}),
+	}
+	go m.reader()
+	return m, nil
+}
+
+// Trunk returns the underlying trunk connection. Writing to or reading from
+// it directly corrupts the framing.
+func (m *Mux) Trunk() net.Conn { return m.trunk }
+
+// Done returns a channel that is closed once the Mux has shut down, after a
+// local Close or a trunk failure, and its reader goroutine has exited.
+func (m *Mux) Done() <-chan struct{} { return m.done }
+
+// Err returns nil while the Mux is running. Once Done is closed it returns
+// the cause of the shutdown: ErrClosed after a local Close, otherwise an
+// error describing the trunk failure, which wraps the underlying error (for
+// example io.EOF when the peer closed the trunk cleanly, io.ErrUnexpectedEOF
+// for a truncated frame, or a *FrameTooLargeError).
+func (m *Mux) Err() error {
+	select {
+	case <-m.done:
+	default:
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Close shuts the Mux down: it closes the trunk and all logical connections
+// and listeners, and waits for the reader goroutine to exit. Subsequent
+// reads on logical connections return the data already queued, then io.EOF.
+// Close returns the error from closing the trunk, if any; calling it again,
+// or after a trunk failure, returns nil.
+func (m *Mux) Close() error {
+	err := m.fail(ErrClosed)
+	<-m.done
+	return err
+}
+
+// fail records cause (unless a cause is already recorded), starts the
+// shutdown and closes the trunk. It returns the trunk close error if this
+// call started the shutdown.
+func (m *Mux) fail(cause error) error {
+	m.mu.Lock()
+	if m.err == nil {
+		m.err = cause
+	}
+	m.mu.Unlock()
+	var err error
+	m.closingOnce.Do(func() {
+		close(m.closing)
+		if cerr := m.trunk.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = cerr
+		}
+	})
+	return err
+}
+
+// cause returns the recorded shutdown cause, or nil.
+func (m *Mux) cause() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Open returns the logical connection id. It fails if id is ReservedConn, if
+// id is already open (by Open or Listen) or was open and closed, or if the
+// Mux has shut down. Frames that arrived for id before Open are delivered
+// first.
+func (m *Mux) Open(id ConnID) (net.Conn, error) {
+	c, err := m.open("open", id)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (m *Mux) open(op string, id ConnID) (*conn, error) {
+	if id == ReservedConn {
+		return nil, fmt.Errorf("mux: %s conn %d: connection ID is reserved", op, id)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return nil, fmt.Errorf("mux: %s conn %d: %w", op, id, m.err)
+	}
+	if _, ok := m.conns[id]; ok {
+		return nil, fmt.Errorf("mux: %s conn %d: already open", op, id)
+	}
+	if _, ok := m.retired[id]; ok {
+		return nil, fmt.Errorf("mux: %s conn %d: connection was closed and cannot be reopened", op, id)
+	}
+	c := newConn(m, id)
+	// The reader goroutine dispatches under m.mu, so moving the pending
+	// frames here preserves their order. There are at most queueLen of
+	// them, so this never blocks.
+	for _, f := range m.pending[id] {
+		c.queue <- f
+	}
+	delete(m.pending, id)
+	m.conns[id] = c
+	return c, nil
+}
+
+// forget removes a locally closed logical connection; frames received for
+// it later are discarded.
+func (m *Mux) forget(c *conn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conns[c.id] == c {
+		delete(m.conns, c.id)
+		m.retired[c.id] = struct{}{}
+	}
+}
+
+// Listen opens the logical connection id, like Open, and returns a listener
+// whose first Accept returns it. Later Accept calls block until the listener
+// is closed or the Mux shuts down, then return an error wrapping
+// net.ErrClosed. This lets a ttrpc.Server serve a single logical connection.
+// Closing the listener before the connection was accepted closes the
+// connection too; once accepted, the connection is independent of the
+// listener.
+func (m *Mux) Listen(id ConnID) (net.Listener, error) {
+	c, err := m.open("listen", id)
+	if err != nil {
+		return nil, err
+	}
+	return &listener{m: m, c: c, addr: c.LocalAddr(), closed: make(chan struct{})}, nil
+}
+
+// reader is the Mux's single goroutine.
+func (m *Mux) reader() {
+	defer close(m.done)
+	err := m.readLoop()
+	m.fail(err)
+}
+
+func (m *Mux) readLoop() error {
+	br := bufio.NewReaderSize(m.trunk, trunkBufferSize)
+	var hdr [HeaderSize]byte
+	maxPayload := uint32(m.cfg.maxPayload)
+	for {
+		if n, err := io.ReadFull(br, hdr[:]); err != nil {
+			switch {
+			case n == 0 && errors.Is(err, io.EOF):
+				return fmt.Errorf("mux: trunk closed by peer: %w", err)
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				return fmt.Errorf("mux: truncated frame header: read %d of %d bytes: %w", n, HeaderSize, err)
+			default:
+				return fmt.Errorf("mux: reading frame header from trunk: %w", err)
+			}
+		}
+		id := ConnID(binary.BigEndian.Uint32(hdr[0:4]))
+		size := binary.BigEndian.Uint32(hdr[4:8])
+		if size > maxPayload {
+			return &FrameTooLargeError{Conn: id, Size: size, Max: maxPayload}
+		}
+		if size == 0 {
+			continue
+		}
+		buf := make([]byte, size)
+		if n, err := io.ReadFull(br, buf); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("mux: truncated frame for conn %d: read %d of %d payload bytes: %w", id, n, size, io.ErrUnexpectedEOF)
+			}
+			return fmt.Errorf("mux: conn %d: reading frame payload from trunk: %w", id, err)
+		}
+		if err := m.dispatch(id, buf); err != nil {
+			return err
+		}
+	}
+}
+
+// errShutdown is returned by dispatch when the Mux is shutting down; the
+// recorded cause takes precedence over it.
+var errShutdown = errors.New("mux: shutting down")
+
+func (m *Mux) dispatch(id ConnID, frame []byte) error {
+	m.mu.Lock()
+	c, ok := m.conns[id]
+	if !ok {
+		defer m.mu.Unlock()
+		if id == ReservedConn {
+			return nil
+		}
+		if _, ok := m.retired[id]; ok {
+			return nil
+		}
+		q := m.pending[id]
+		if len(q) >= m.cfg.queueLen {
+			return fmt.Errorf("mux: conn %d: more than %d frames received before the conn was opened (read queue length exceeded)", id, m.cfg.queueLen)
+		}
+		m.pending[id] = append(q, frame)
+		return nil
+	}
+	m.mu.Unlock()
+	select {
+	case c.queue <- frame:
+	case <-c.closed:
+		// Closed locally meanwhile: discard.
+	case <-m.closing:
+		return errShutdown
+	}
+	return nil
+}
+
+// write sends p on connection c, split into frames of at most maxPayload
+// bytes. The whole write is sent under the trunk write lock, so frames of
+// concurrent writes never interleave.
+func (m *Mux) write(c *conn, p []byte) (int, error) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if err := c.checkWritable(); err != nil {
+		return 0, err
+	}
+	written := 0
+	for len(p) > 0 {
+		n := min(len(p), m.cfg.maxPayload)
+		binary.BigEndian.PutUint32(m.whdr[0:4], uint32(c.id))
+		binary.BigEndian.PutUint32(m.whdr[4:8], uint32(n))
+		m.wbufs[0], m.wbufs[1] = m.whdr[:], p[:n]
+		bufs := net.Buffers(m.wbufs[:])
+		_, err := bufs.WriteTo(m.trunk)
+		m.wbufs[0], m.wbufs[1] = nil, nil
+		if err != nil {
+			// A partially written frame leaves the stream unframeable,
+			// and trunk write errors are not recoverable anyway: fail
+			// the whole mux.
+			ferr := fmt.Errorf("mux: conn %d: writing frame to trunk: %w", c.id, err)
+			m.fail(ferr)
+			return written, c.opError("write", ferr)
+		}
+		written += n
+		p = p[n:]
+	}
+	return written, nil
+}
