@@ -60,3 +60,12 @@ bench:
 
 clean:
 	rm -rf $(BIN)
+
+## upstream-descriptor: rebuild api/testdata/upstream-v0.12.5.binpb, the compiled schema of
+## containerd/nri v0.12.5 (from the Go module cache) that api's wire-identity test compares against.
+UPSTREAM_NRI := github.com/containerd/nri@v0.12.5
+upstream-descriptor: $(BIN)/buf
+	@set -e; dir=$$($(GO) mod download -json $(UPSTREAM_NRI) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	tmp=$$(mktemp -d); mkdir -p $$tmp/pkg/api; cp $$dir/pkg/api/api.proto $$tmp/pkg/api/; \
+	printf 'version: v2\n' > $$tmp/buf.yaml; \
+	(cd $$tmp && $(BIN)/buf build --exclude-source-info -o $(CURDIR)/api/testdata/upstream-v0.12.5.binpb); rm -rf $$tmp
