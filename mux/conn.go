@@ -39,8 +39,9 @@ type conn struct {
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 
-	rmu  sync.Mutex // serialises readers; guards rest
-	rest []byte     // unread remainder of the current frame
+	rmu   sync.Mutex // serialises readers; guards frame and rest
+	frame []byte     // current frame, recycled once consumed
+	rest  []byte     // unread remainder of frame
 
 	rdl deadline
 
@@ -95,20 +96,21 @@ func (c *conn) Read(p []byte) (int, error) {
 			n := copy(p, c.rest)
 			c.rest = c.rest[n:]
 			if len(c.rest) == 0 {
-				c.rest = nil
+				putFrame(c.frame)
+				c.frame, c.rest = nil, nil
 			}
 			return n, nil
 		}
 		select {
 		case f := <-c.queue:
-			c.rest = f
+			c.frame, c.rest = f, f
 		case <-c.closed:
 		case <-c.rdl.wait():
 		case <-c.m.done:
 			// The reader has exited: nothing more will be queued.
 			select {
 			case f := <-c.queue:
-				c.rest = f
+				c.frame, c.rest = f, f
 				continue
 			default:
 			}

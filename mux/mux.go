@@ -322,7 +322,7 @@ func (m *Mux) readLoop() error {
 		if size == 0 {
 			continue
 		}
-		buf := make([]byte, size)
+		buf := getFrame(int(size))
 		if n, err := io.ReadFull(br, buf); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return fmt.Errorf("mux: truncated frame for conn %d: read %d of %d payload bytes: %w", id, n, size, io.ErrUnexpectedEOF)
