@@ -1,0 +1,90 @@
+package merge
+
+import "github.com/nrikit/nrikit/api"
+
+// Allocating accessors for sub-messages of the merged result and the
+// container view: they are created when something is first set in them,
+// so untouched parts stay nil.
+
+func ensureMap[V any](m *map[string]V) map[string]V {
+	if *m == nil {
+		*m = make(map[string]V)
+	}
+	return *m
+}
+
+func adjLinux(a *api.ContainerAdjustment) *api.LinuxContainerAdjustment {
+	if a.Linux == nil {
+		a.Linux = &api.LinuxContainerAdjustment{}
+	}
+	return a.Linux
+}
+
+func adjResources(a *api.ContainerAdjustment) *api.LinuxResources {
+	l := adjLinux(a)
+	if l.Resources == nil {
+		l.Resources = &api.LinuxResources{}
+	}
+	return l.Resources
+}
+
+func adjHooks(a *api.ContainerAdjustment) *api.Hooks {
+	if a.Hooks == nil {
+		a.Hooks = &api.Hooks{}
+	}
+	return a.Hooks
+}
+
+func adjRdt(a *api.ContainerAdjustment) *api.LinuxRdt {
+	l := adjLinux(a)
+	if l.Rdt == nil {
+		l.Rdt = &api.LinuxRdt{}
+	}
+	return l.Rdt
+}
+
+func ctrLinux(c *api.Container) *api.LinuxContainer {
+	if c.Linux == nil {
+		c.Linux = &api.LinuxContainer{}
+	}
+	return c.Linux
+}
+
+func ctrResources(c *api.Container) *api.LinuxResources {
+	l := ctrLinux(c)
+	if l.Resources == nil {
+		l.Resources = &api.LinuxResources{}
+	}
+	return l.Resources
+}
+
+func ctrHooks(c *api.Container) *api.Hooks {
+	if c.Hooks == nil {
+		c.Hooks = &api.Hooks{}
+	}
+	return c.Hooks
+}
+
+func updResources(u *api.ContainerUpdate) *api.LinuxResources {
+	if u.Linux == nil {
+		u.Linux = &api.LinuxContainerUpdate{}
+	}
+	if u.Linux.Resources == nil {
+		u.Linux.Resources = &api.LinuxResources{}
+	}
+	return u.Linux.Resources
+}
+
+func memOf(r *api.LinuxResources) *api.LinuxMemory {
+	if r.Memory == nil {
+		r.Memory = &api.LinuxMemory{}
+	}
+	return r.Memory
+}
+
+func cpuOf(r *api.LinuxResources) *api.LinuxCPU {
+	if r.Cpu == nil {
+		r.Cpu = &api.LinuxCPU{}
+	}
+	return r.Cpu
+}
