@@ -1,0 +1,93 @@
+package filter
+
+import (
+	"path"
+	"strings"
+	"testing"
+)
+
+func TestGlobMatch(t *testing.T) {
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"kube-system", "kube-system", true},
+		{"kube-system", "kube-system2", false},
+		{"kube-*", "kube-system", true},
+		{"kube-*", "kube-", true},
+		{"kube-*", "kube", false},
+		{"*", "", true},
+		{"*", "a/b:c", true},
+		{"*-system", "kube-system", true},
+		{"*-system", "kube-system-x", false},
+		{"k?be", "kube", true},
+		{"k?be", "kbe", false},
+		{"k?be", "kübe", true}, // '?' is one character, not one byte
+		{"[a-c]x", "bx", true},
+		{"[a-c]x", "dx", false},
+		{"[^a-c]x", "dx", true},
+		{"[!a-c]x", "ax", false},
+		{"[abc]", "c", true},
+		{`a\*b`, "a*b", true},
+		{`a\*b`, "axb", false},
+		{`[\]]`, "]", true},
+		// '*' and '?' cross '/', unlike path.Match.
+		{"registry.io/gpu/*", "registry.io/gpu/cuda:12", true},
+		{"registry.io/gpu/*", "registry.io/gpu/sub/cuda:12", true},
+		{"registry.io/gpu/*", "registry.io/cpu/cuda:12", false},
+		{"*/cuda:*", "nvcr.io/nvidia/cuda:12.4", true},
+		{"*/cuda:1?", "nvcr.io/nvidia/cuda:12", true},
+		{"*/cuda:1?", "nvcr.io/nvidia/cuda:123", false},
+		{"docker.io/library/nginx:*", "docker.io/library/nginx:1.27", true},
+		{"a?c", "a/c", true},
+		// Backtracking.
+		{"*a*b*c", "xxaxxbxxbxxc", true},
+		{"*a*b*c", "xxaxxbxxbxx", false},
+		{"a*a*a*a*b", strings.Repeat("a", 30), false},
+		{"*ab", "aab", true},
+		{"*?", "", false},
+		{"*?", "x", true},
+	}
+	for _, tc := range tests {
+		g, err := compileGlob(tc.pattern)
+		if err != nil {
+			t.Errorf("compileGlob(%q): %v", tc.pattern, err)
+			continue
+		}
+		if got := g.match(tc.name); got != tc.want {
+			t.Errorf("glob %q match %q = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestGlobAgreesWithPathMatch checks that for names without '/' the
+// matcher agrees with path.Match on the syntax both accept.
+func TestGlobAgreesWithPathMatch(t *testing.T) {
+	patterns := []string{"a*", "*b", "a?c", "[a-c]*", "[^x]y*", `\*x`, "*[0-9]", "a*b*c", "*"}
+	names := []string{"", "a", "abc", "b", "cb", "x", "zy", "*x", "a1", "ab9", "aXbYc", "acb"}
+	for _, p := range patterns {
+		g, err := compileGlob(p)
+		if err != nil {
+			t.Fatalf("compileGlob(%q): %v", p, err)
+		}
+		for _, n := range names {
+			want, err := path.Match(p, n)
+			if err != nil {
+				t.Fatalf("path.Match(%q): %v", p, err)
+			}
+			if got := g.match(n); got != want {
+				t.Errorf("glob %q match %q = %v, path.Match says %v", p, n, got, want)
+			}
+		}
+	}
+}
+
+func TestGlobInvalid(t *testing.T) {
+	for _, p := range []string{"", "[", "[a", "[]", "[^]", "[a-]", "[z-a]", `a\`, `[\`, "[-a]"} {
+		if _, err := compileGlob(p); err == nil {
+			t.Errorf("compileGlob(%q) succeeded, want error", p)
+		} else if p != "" && !strings.Contains(err.Error(), p) {
+			t.Errorf("compileGlob(%q) error %q does not quote the pattern", p, err)
+		}
+	}
+}
