@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub/stubtest"
+)
+
+// TestCreateContainerInjects runs the plugin against stubtest's fake
+// runtime, in-process: copy this pattern to test your own handlers.
+func TestCreateContainerInjects(t *testing.T) {
+	rt := stubtest.NewRuntime(t)
+	_, p := rt.StartPlugin(t, &plugin{log: slog.New(slog.DiscardHandler)})
+
+	// The plugin subscribed to exactly the events it has handlers for.
+	want := api.MaskOf(api.Event_RUN_POD_SANDBOX, api.Event_STOP_POD_SANDBOX, api.Event_CREATE_CONTAINER,
+		api.Event_START_CONTAINER, api.Event_REMOVE_CONTAINER)
+	if got := p.Events(); got != want {
+		t.Errorf("subscribed to %s, want %s", got, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pod := &api.PodSandbox{Id: "pod1", Name: "web", Namespace: "default"}
+	ctr := &api.Container{Id: "ctr1", PodSandboxId: "pod1", Name: "nginx"}
+	rsp, err := p.CreateContainer(ctx, pod, ctr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := rsp.GetAdjust().GetEnv()
+	if len(env) != 1 || env[0].GetKey() != injectedEnvName || env[0].GetValue() != injectedEnvValue {
+		t.Errorf("injected env = %v", env)
+	}
+	if got := rsp.GetAdjust().GetAnnotations()[injectedAnnotation]; got != "true" {
+		t.Errorf("injected annotation = %q", got)
+	}
+	if len(rsp.GetUpdate()) != 0 {
+		t.Errorf("unexpected updates %v", rsp.GetUpdate())
+	}
+}
+
+// TestOldRuntime checks that the plugin also registers with a runtime
+// that supports fewer events (here: one that only accepts CreateContainer).
+func TestOldRuntime(t *testing.T) {
+	rt := stubtest.NewRuntime(t, stubtest.WithSupportedEvents(api.MaskOf(api.Event_CREATE_CONTAINER)))
+	s, p := rt.StartPlugin(t, &plugin{log: slog.New(slog.DiscardHandler)})
+	if got := s.Subscription(); got != api.MaskOf(api.Event_CREATE_CONTAINER) {
+		t.Errorf("subscription = %s", got)
+	}
+	if _, err := p.RunPodSandbox(context.Background(), &api.PodSandbox{Id: "p"}); err == nil {
+		t.Error("runtime delivered an event it does not support")
+	}
+}

@@ -1,0 +1,90 @@
+package stub
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+var (
+	// ErrNotStarted is returned by methods that need a started stub, such
+	// as [Stub.Wait] and [Stub.UpdateContainers], before [Stub.Start].
+	ErrNotStarted = errors.New("stub: not started")
+	// ErrAlreadyStarted is returned by [Stub.Start] and [Stub.Run] while
+	// the stub is running.
+	ErrAlreadyStarted = errors.New("stub: already started")
+	// ErrClosed is returned when the stub was stopped with [Stub.Stop]:
+	// by a Start that Stop interrupted, by [Stub.UpdateContainers] after
+	// Stop, and as the reason passed to the [WithOnClose] hook.
+	ErrClosed = errors.New("stub: stopped")
+	// ErrNotConnected is returned by [Stub.UpdateContainers] while the
+	// stub has no registered connection, such as while it reconnects.
+	ErrNotConnected = errors.New("stub: not connected to the runtime")
+	// ErrConnectionLost is wrapped by the errors that report a lost
+	// connection to the runtime, such as the result of [Stub.Run]:
+	// "stub: connection to runtime lost: <cause>".
+	ErrConnectionLost = errors.New("connection to runtime lost")
+	// ErrRegistrationTimeout is wrapped by the error [Stub.Start] returns
+	// when registration did not complete within the registration timeout.
+	ErrRegistrationTimeout = errors.New("registration timed out")
+	// ErrShutdown is wrapped by the result of [Stub.Run] and [Stub.Wait]
+	// when the runtime shut the plugin down with a Shutdown request.
+	ErrShutdown = errors.New("stub: runtime shut the plugin down")
+
+	// ErrNotInterestedInPod may be returned (also wrapped) by a
+	// RunPodSandbox or CreateContainer handler to opt out of further
+	// events about the pod and its containers; see the package
+	// documentation.
+	ErrNotInterestedInPod = errors.New("stub: not interested in pod")
+	// ErrNotInterestedInContainer may be returned (also wrapped) by a
+	// CreateContainer handler to opt out of further events about the
+	// container.
+	ErrNotInterestedInContainer = errors.New("stub: not interested in container")
+)
+
+// RegistrationError is returned by [Stub.Start] when the runtime rejected
+// the plugin's registration: it is the status of the RegisterPlugin call.
+// A nrikit runtime puts the full reason in the message, for example
+// `plugin "10-foo" subscribed to events this runtime does not support: ...`.
+type RegistrationError struct {
+	// Message is the runtime's reason.
+	Message string
+	// Code is the status code of the RegisterPlugin call, for example
+	// codes.InvalidArgument or codes.FailedPrecondition.
+	Code codes.Code
+}
+
+// Error implements the error interface.
+func (e *RegistrationError) Error() string {
+	return fmt.Sprintf("stub: runtime rejected registration (%s): %s", e.Code, e.Message)
+}
+
+// UnsupportedEventsError is the configuration error returned when the
+// runtime cannot deliver events the plugin needs: events given with
+// [WithRequiredEvents], or, when Required is false, every event the plugin
+// subscribes to.
+type UnsupportedEventsError struct {
+	// Events are the events the runtime cannot deliver.
+	Events api.EventMask
+	// Supported are the events the runtime delivers, as far as the stub
+	// could tell.
+	Supported api.EventMask
+	// Basis describes how the stub determined Supported, for example
+	// "advertised by the runtime" or "NRI v0.8.0, inferred from containerd v1.7.30".
+	Basis string
+	// Required is true if Events are required events.
+	Required bool
+}
+
+// Error implements the error interface.
+func (e *UnsupportedEventsError) Error() string {
+	what := "required events not supported by the runtime"
+	if !e.Required {
+		what = "the runtime supports none of the subscribed events"
+	}
+	return fmt.Sprintf("%s: %s (0x%x); supported: %s (%s)",
+		what, e.Events, uint32(e.Events), e.Supported, e.Basis)
+}

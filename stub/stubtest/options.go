@@ -1,0 +1,199 @@
+package stubtest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// Order is the order of the registration handshake.
+type Order int
+
+const (
+	// NrikitOrder: the runtime calls Configure before it answers
+	// RegisterPlugin, and answers it with the reason if it rejects the
+	// plugin.
+	NrikitOrder Order = iota
+	// UpstreamOrder: the runtime answers RegisterPlugin at once, then
+	// calls Configure, and closes the connection if that fails, as
+	// containerd/nri v0.12.5 does.
+	UpstreamOrder
+)
+
+type config struct {
+	order                       Order
+	runtimeName, runtimeVersion string
+	nriVersion                  string
+	advertised                  api.EventMask
+	accepted                    api.EventMask
+	pluginConfig                string
+	regTimeout, reqTimeout      time.Duration
+	maxReqTimeout, syncTimeout  time.Duration
+	pods                        []*api.PodSandbox
+	ctrs                        []*api.Container
+	syncChunk                   int
+	rejectCode                  codes.Code
+	rejectMsg                   string
+	unanswered                  bool
+}
+
+func defaultConfig() config {
+	return config{
+		runtimeName:    "stubtest",
+		runtimeVersion: "v0.0.0",
+		nriVersion:     "v0.12.5",
+		regTimeout:     api.DefaultRegistrationTimeout,
+		reqTimeout:     api.DefaultRequestTimeout,
+	}
+}
+
+// Option configures a [Runtime].
+type Option func(*config) error
+
+// WithOrder selects the order of the registration handshake; the default
+// is [NrikitOrder].
+func WithOrder(o Order) Option {
+	return func(c *config) error {
+		if o != NrikitOrder && o != UpstreamOrder {
+			return fmt.Errorf("stubtest: invalid order %d", o)
+		}
+		c.order = o
+		return nil
+	}
+}
+
+// WithRuntime sets the runtime name and version sent in Configure; the
+// default is "stubtest", "v0.0.0".
+func WithRuntime(name, version string) Option {
+	return func(c *config) error {
+		c.runtimeName, c.runtimeVersion = name, version
+		return nil
+	}
+}
+
+// WithNRIVersion sets the NRI version sent in Configure; "" sends none,
+// as runtimes of NRI v0.11 and older do. The default is "v0.12.5".
+func WithNRIVersion(v string) Option {
+	return func(c *config) error {
+		c.nriVersion = v
+		return nil
+	}
+}
+
+// WithSupportedEvents makes the runtime advertise mask in Configure
+// (supported_events) and accept only those events. By default nothing is
+// advertised and every event is accepted.
+func WithSupportedEvents(mask api.EventMask) Option {
+	return func(c *config) error {
+		if mask == 0 || mask.Unknown() != 0 {
+			return fmt.Errorf("stubtest: invalid supported events 0x%x", uint32(mask))
+		}
+		c.advertised, c.accepted = mask, mask
+		return nil
+	}
+}
+
+// WithAcceptedEvents makes the runtime accept only the events in mask,
+// without advertising them, like runtimes before nrikit: a plugin that
+// subscribes to others is rejected.
+func WithAcceptedEvents(mask api.EventMask) Option {
+	return func(c *config) error {
+		if mask == 0 || mask.Unknown() != 0 {
+			return fmt.Errorf("stubtest: invalid accepted events 0x%x", uint32(mask))
+		}
+		c.accepted = mask
+		return nil
+	}
+}
+
+// WithConfig sets the plugin configuration sent in Configure.
+func WithConfig(cfg string) Option {
+	return func(c *config) error {
+		c.pluginConfig = cfg
+		return nil
+	}
+}
+
+// WithTimeouts sets the registration and request timeouts sent in
+// Configure; the request timeout also bounds the runtime's own requests.
+// Zero sends no value, as old runtimes do. The defaults are those of
+// package api.
+func WithTimeouts(registration, request time.Duration) Option {
+	return func(c *config) error {
+		if registration < 0 || request < 0 {
+			return errors.New("stubtest: negative timeout")
+		}
+		c.regTimeout, c.reqTimeout = registration, request
+		return nil
+	}
+}
+
+// WithMaxRequestTimeout sets the longest request timeout the runtime
+// grants a plugin that asks for one (sent as max_request_timeout).
+func WithMaxRequestTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return errors.New("stubtest: negative timeout")
+		}
+		c.maxReqTimeout = d
+		return nil
+	}
+}
+
+// WithSynchronizeTimeout sets the timeout of each Synchronize part (sent
+// as synchronize_timeout); the default is the request timeout.
+func WithSynchronizeTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return errors.New("stubtest: negative timeout")
+		}
+		c.syncTimeout = d
+		return nil
+	}
+}
+
+// WithState sets the pods and containers the runtime synchronizes plugins
+// with; see also [Runtime.SetState].
+func WithState(pods []*api.PodSandbox, ctrs []*api.Container) Option {
+	return func(c *config) error {
+		c.pods, c.ctrs = pods, ctrs
+		return nil
+	}
+}
+
+// WithSyncChunkSize splits Synchronize into parts of at most n objects
+// (pods first, then containers). The default, 0, sends one part.
+func WithSyncChunkSize(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return errors.New("stubtest: negative chunk size")
+		}
+		c.syncChunk = n
+		return nil
+	}
+}
+
+// WithRejectRegistration makes the runtime answer RegisterPlugin with the
+// given status and close the connection, without configuring the plugin.
+func WithRejectRegistration(code codes.Code, msg string) Option {
+	return func(c *config) error {
+		if code == codes.OK {
+			return errors.New("stubtest: rejection needs an error code")
+		}
+		c.rejectCode, c.rejectMsg = code, msg
+		return nil
+	}
+}
+
+// WithUnansweredRegistration makes the runtime never answer RegisterPlugin
+// and never configure the plugin.
+func WithUnansweredRegistration() Option {
+	return func(c *config) error {
+		c.unanswered = true
+		return nil
+	}
+}

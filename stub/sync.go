@@ -1,0 +1,32 @@
+package stub
+
+import (
+	"sync"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// syncCollector gathers the parts of a Synchronize request that the
+// runtime split to keep messages small: every part but the last has
+// more=true. Parts arrive one after another (the runtime waits for each
+// answer), but the collector is safe for concurrent use.
+type syncCollector struct {
+	mu   sync.Mutex
+	pods []*api.PodSandbox
+	ctrs []*api.Container
+}
+
+// add adds a part. For the last part it returns everything collected and
+// resets the collector.
+func (c *syncCollector) add(req *api.SynchronizeRequest) (pods []*api.PodSandbox, ctrs []*api.Container, last bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pods = append(c.pods, req.GetPods()...)
+	c.ctrs = append(c.ctrs, req.GetContainers()...)
+	if req.GetMore() {
+		return nil, nil, false
+	}
+	pods, ctrs = c.pods, c.ctrs
+	c.pods, c.ctrs = nil, nil
+	return pods, ctrs, true
+}
