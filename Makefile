@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: all build test test-unit test-interop fuzz lint generate check-generated tools bench clean
+.PHONY: js-deps all build test test-unit test-interop fuzz lint generate check-generated tools bench clean
 
 all: build
 
@@ -22,8 +22,12 @@ check-format:
 vet:
 	$(GO) vet ./...
 
-test-unit:
+test-unit: js-deps
 	$(GO) test -race -count=1 ./...
+
+## js-deps: install the JavaScript plugin's pinned npm dependencies (package-lock.json).
+js-deps:
+	npm ci --prefix plugins/js-env --no-audit --no-fund
 
 # The interop module links upstream's api package and ours, which register the
 # same protobuf names; neither resolves messages through the global registry,

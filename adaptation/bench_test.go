@@ -1,0 +1,108 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/socketpair"
+)
+
+// benchRequest is the CreateContainerRequest of both benchmarks.
+func benchRequest() *api.CreateContainerRequest {
+	return &api.CreateContainerRequest{Pod: testPod(0), Container: bigCtr(0)}
+}
+
+// reportLatencies reports the median and 99th percentile of lat.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkCreateContainer measures CreateContainer through the
+// Adaptation with N plugin processes, each adding one environment
+// variable.
+func BenchmarkCreateContainer(b *testing.B) {
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
+			var plugins []testPlugin
+			for i := range n {
+				plugins = append(plugins, testPlugin{fmt.Sprintf("%02d-env%d", 10+i, i),
+					helperArgs("stub", "-quiet", "-events", "CreateContainer", "-env", fmt.Sprintf("VAR%d=%d", i, i))})
+			}
+			rt := newTestRuntime(b, plugins, WithLogger(slog.New(slog.DiscardHandler)), WithDisabledExternalConnections())
+			rt.start(b)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				rsp, err := rt.a.CreateContainer(ctx, benchRequest())
+				lat = append(lat, time.Since(start))
+				if err != nil || len(rsp.Adjust.GetEnv()) != n {
+					b.Fatalf("CreateContainer: %v %v", rsp, err)
+				}
+			}
+			b.StopTimer()
+			reportLatencies(b, lat)
+		})
+	}
+}
+
+// BenchmarkRawTTRPC is the floor for BenchmarkCreateContainer: one ttrpc
+// unary CreateContainer round trip over the NRI multiplexer to a child
+// process, with the same request and answer.
+func BenchmarkRawTTRPC(b *testing.B) {
+	pair, err := socketpair.New()
+	must(b, err)
+	defer pair.Close()
+	conn, err := pair.LocalConn()
+	must(b, err)
+	exe, err := os.Executable()
+	must(b, err)
+	cmd := exec.Command(exe, helperArgs("raw", "-behave", "serve", "-quiet", "-env", "VAR0=0")...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1", noRaceExitDelay)
+	cmd.ExtraFiles = []*os.File{pair.PeerFile()}
+	cmd.Stderr = os.Stderr
+	must(b, cmd.Start())
+	pair.ClosePeer()
+	m, err := mux.New(conn)
+	must(b, err)
+	pc, err := m.Open(mux.PluginServiceConn)
+	must(b, err)
+	client := ttrpc.NewClient(pc)
+	svc := api.NewPluginClient(client)
+	defer func() {
+		client.Close()
+		m.Close()
+		cmd.Wait()
+	}()
+
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		rsp, err := svc.CreateContainer(ctx, benchRequest())
+		lat = append(lat, time.Since(start))
+		if err != nil || len(rsp.Adjust.GetEnv()) != 1 {
+			b.Fatalf("CreateContainer: %v %v", rsp, err)
+		}
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
+}

@@ -1,0 +1,28 @@
+package adaptation
+
+import (
+	"sync"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// builtinEndpoint is an in-process plugin: calls go straight to its
+// service. It is gone only when closed.
+type builtinEndpoint struct {
+	api.PluginService
+	done chan struct{}
+	once sync.Once
+}
+
+func newBuiltinEndpoint(svc api.PluginService) *builtinEndpoint {
+	return &builtinEndpoint{PluginService: svc, done: make(chan struct{})}
+}
+
+// Done is closed by Close.
+func (b *builtinEndpoint) Done() <-chan struct{} { return b.done }
+
+// Close marks the plugin gone.
+func (b *builtinEndpoint) Close() error {
+	b.once.Do(func() { close(b.done) })
+	return nil
+}

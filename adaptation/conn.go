@@ -1,0 +1,201 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/mux"
+)
+
+// connEndpoint is a plugin at the other end of a connection (launched or
+// external): the ttrpc client of its Plugin service on mux connection 1,
+// and a ttrpc server of the Runtime service on connection 2.
+type connEndpoint struct {
+	api.PluginService
+	mux    *mux.Mux
+	client *ttrpc.Client
+	server *ttrpc.Server
+	// handlers tracks the Runtime service calls in progress.
+	handlers gate
+	serving  sync.WaitGroup
+
+	// flushed is closed after the first write of a response once armed:
+	// the moment the RegisterPlugin answer has left.
+	armed     atomic.Bool
+	flushed   chan struct{}
+	flushOnce sync.Once
+
+	// onClose, if set, runs last in Close (launched plugins: reap the
+	// process).
+	onClose   func() error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// newConnEndpoint sets up the NRI connection layout on conn and serves the
+// Runtime service returned by rt on it; onClose (may be nil) runs last in
+// Close. The endpoint owns conn.
+func newConnEndpoint(ctx context.Context, conn net.Conn, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
+	m, err := mux.New(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	pc, err := m.Open(mux.PluginServiceConn)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	l, err := m.Listen(mux.RuntimeServiceConn)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	srv, err := ttrpc.NewServer()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose}
+	e.client = ttrpc.NewClient(pc)
+	e.PluginService = api.NewPluginClient(e.client)
+	api.RegisterRuntimeService(srv, &gatedRuntime{rt: rt(e), gate: &e.handlers})
+	e.serving.Add(1)
+	go func() {
+		defer e.serving.Done()
+		_ = srv.Serve(ctx, &flushListener{Listener: l, e: e})
+	}()
+	return e, nil
+}
+
+// Done is closed when the connection is gone.
+func (e *connEndpoint) Done() <-chan struct{} { return e.mux.Done() }
+
+// Close tears the connection down, waits for the Runtime service calls
+// in progress, then runs onClose.
+func (e *connEndpoint) Close() error {
+	e.closeOnce.Do(func() {
+		e.server.Close()
+		e.client.Close()
+		err := e.mux.Close()
+		e.serving.Wait()
+		e.handlers.closeAndWait()
+		if e.onClose != nil {
+			err = errors.Join(err, e.onClose())
+		}
+		e.closeErr = err
+	})
+	return e.closeErr
+}
+
+// armFlush makes the next response write close flushed.
+func (e *connEndpoint) armFlush() { e.armed.Store(true) }
+
+// waitFlushed waits until the armed response was written, the connection
+// is gone, or d passed.
+func (e *connEndpoint) waitFlushed(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-e.flushed:
+	case <-e.mux.Done():
+	case <-t.C:
+	}
+}
+
+type flushListener struct {
+	net.Listener
+	e *connEndpoint
+}
+
+func (l *flushListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &flushConn{Conn: c, e: l.e}, nil
+}
+
+type flushConn struct {
+	net.Conn
+	e *connEndpoint
+}
+
+func (c *flushConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if c.e.armed.Load() {
+		c.e.flushOnce.Do(func() { close(c.e.flushed) })
+	}
+	return n, err
+}
+
+// gatedRuntime counts the Runtime service calls in a gate, so Close can
+// wait for them, and refuses calls once it is closed.
+type gatedRuntime struct {
+	rt   api.RuntimeService
+	gate *gate
+}
+
+func (g *gatedRuntime) RegisterPlugin(ctx context.Context, req *api.RegisterPluginRequest) (*api.Empty, error) {
+	if !g.gate.enter() {
+		return nil, ttrpc.ErrServerClosed
+	}
+	defer g.gate.leave()
+	return g.rt.RegisterPlugin(ctx, req)
+}
+
+func (g *gatedRuntime) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
+	if !g.gate.enter() {
+		return nil, ttrpc.ErrServerClosed
+	}
+	defer g.gate.leave()
+	return g.rt.UpdateContainers(ctx, req)
+}
+
+// gate counts activities and lets one wait for them after closing it to
+// new ones.
+type gate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   chan struct{} // closed when n drops to 0 after closing
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+func (g *gate) closeAndWait() {
+	g.mu.Lock()
+	g.closed = true
+	if g.n == 0 {
+		g.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	g.idle = idle
+	g.mu.Unlock()
+	<-idle
+}

@@ -1,0 +1,306 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// rpc describes how one event is sent to a plugin. The values below are
+// immutable descriptors; adding an event means adding one of them and
+// one thin public method.
+type rpc[Req, Rsp proto.Message] struct {
+	event api.Event
+	call  func(api.PluginService, context.Context, Req) (Rsp, error)
+	// legacy, if set, turns the request into a StateChangeEvent for
+	// plugins that do not implement the dedicated RPC (as upstream's
+	// runtime does for the events whose answer carries nothing).
+	legacy func(Req) *api.StateChangeEvent
+}
+
+type podRequest interface {
+	proto.Message
+	GetPod() *api.PodSandbox
+}
+
+type containerRequest interface {
+	podRequest
+	GetContainer() *api.Container
+}
+
+func podChange[R podRequest](e api.Event) func(R) *api.StateChangeEvent {
+	return func(r R) *api.StateChangeEvent { return &api.StateChangeEvent{Event: e, Pod: r.GetPod()} }
+}
+
+func containerChange[R containerRequest](e api.Event) func(R) *api.StateChangeEvent {
+	return func(r R) *api.StateChangeEvent {
+		return &api.StateChangeEvent{Event: e, Pod: r.GetPod(), Container: r.GetContainer()}
+	}
+}
+
+var (
+	rpcRunPodSandbox = &rpc[*api.RunPodSandboxRequest, *api.RunPodSandboxResponse]{
+		api.Event_RUN_POD_SANDBOX, api.PluginService.RunPodSandbox,
+		podChange[*api.RunPodSandboxRequest](api.Event_RUN_POD_SANDBOX)}
+	rpcUpdatePodSandbox = &rpc[*api.UpdatePodSandboxRequest, *api.UpdatePodSandboxResponse]{
+		api.Event_UPDATE_POD_SANDBOX, api.PluginService.UpdatePodSandbox, nil}
+	rpcPostUpdatePodSandbox = &rpc[*api.PostUpdatePodSandboxRequest, *api.PostUpdatePodSandboxResponse]{
+		api.Event_POST_UPDATE_POD_SANDBOX, api.PluginService.PostUpdatePodSandbox,
+		podChange[*api.PostUpdatePodSandboxRequest](api.Event_POST_UPDATE_POD_SANDBOX)}
+	rpcStopPodSandbox = &rpc[*api.StopPodSandboxRequest, *api.StopPodSandboxResponse]{
+		api.Event_STOP_POD_SANDBOX, api.PluginService.StopPodSandbox,
+		podChange[*api.StopPodSandboxRequest](api.Event_STOP_POD_SANDBOX)}
+	rpcRemovePodSandbox = &rpc[*api.RemovePodSandboxRequest, *api.RemovePodSandboxResponse]{
+		api.Event_REMOVE_POD_SANDBOX, api.PluginService.RemovePodSandbox,
+		podChange[*api.RemovePodSandboxRequest](api.Event_REMOVE_POD_SANDBOX)}
+	rpcCreateContainer = &rpc[*api.CreateContainerRequest, *api.CreateContainerResponse]{
+		api.Event_CREATE_CONTAINER, api.PluginService.CreateContainer, nil}
+	rpcPostCreateContainer = &rpc[*api.PostCreateContainerRequest, *api.PostCreateContainerResponse]{
+		api.Event_POST_CREATE_CONTAINER, api.PluginService.PostCreateContainer,
+		containerChange[*api.PostCreateContainerRequest](api.Event_POST_CREATE_CONTAINER)}
+	rpcStartContainer = &rpc[*api.StartContainerRequest, *api.StartContainerResponse]{
+		api.Event_START_CONTAINER, api.PluginService.StartContainer,
+		containerChange[*api.StartContainerRequest](api.Event_START_CONTAINER)}
+	rpcPostStartContainer = &rpc[*api.PostStartContainerRequest, *api.PostStartContainerResponse]{
+		api.Event_POST_START_CONTAINER, api.PluginService.PostStartContainer,
+		containerChange[*api.PostStartContainerRequest](api.Event_POST_START_CONTAINER)}
+	rpcUpdateContainer = &rpc[*api.UpdateContainerRequest, *api.UpdateContainerResponse]{
+		api.Event_UPDATE_CONTAINER, api.PluginService.UpdateContainer, nil}
+	rpcPostUpdateContainer = &rpc[*api.PostUpdateContainerRequest, *api.PostUpdateContainerResponse]{
+		api.Event_POST_UPDATE_CONTAINER, api.PluginService.PostUpdateContainer,
+		containerChange[*api.PostUpdateContainerRequest](api.Event_POST_UPDATE_CONTAINER)}
+	rpcStopContainer = &rpc[*api.StopContainerRequest, *api.StopContainerResponse]{
+		api.Event_STOP_CONTAINER, api.PluginService.StopContainer, nil}
+	rpcRemoveContainer = &rpc[*api.RemoveContainerRequest, *api.RemoveContainerResponse]{
+		api.Event_REMOVE_CONTAINER, api.PluginService.RemoveContainer,
+		containerChange[*api.RemoveContainerRequest](api.Event_REMOVE_CONTAINER)}
+	rpcValidate = &rpc[*api.ValidateContainerAdjustmentRequest, *api.ValidateContainerAdjustmentResponse]{
+		api.Event_VALIDATE_CONTAINER_ADJUSTMENT, api.PluginService.ValidateContainerAdjustment, nil}
+)
+
+// invoke makes one call to one plugin. It is the single path of every
+// event to every plugin: request timeout, StateChange fallback, metrics,
+// failure classification, logging and the disconnecting half of the
+// failure policy. It runs on p's worker. A non-nil error is a
+// *PluginError, or ctx's error if the runtime gave up first.
+func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req) (Rsp, error) {
+	var zero Rsp
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	start := time.Now()
+	var (
+		rsp Rsp
+		err error
+	)
+	if r.legacy != nil && p.legacy[r.event].Load() {
+		_, err = p.ep.StateChange(rctx, r.legacy(req))
+	} else {
+		rsp, err = r.call(p.ep, rctx, req)
+		if err != nil && r.legacy != nil && status.Code(err) == codes.Unimplemented {
+			if !p.legacy[r.event].Swap(true) {
+				p.a.log.Warn("plugin does not implement a dedicated RPC, using StateChange",
+					"plugin", p.full, "event", r.event.Name())
+			}
+			rsp = zero
+			_, err = p.ep.StateChange(rctx, r.legacy(req))
+		}
+	}
+	kind := p.a.classifyErr(p, rctx, err)
+	p.a.metrics.observe(p.full, r.event.Name(), time.Since(start), kind)
+	if err == nil {
+		return rsp, nil
+	}
+	if ctx.Err() != nil {
+		return zero, ctx.Err()
+	}
+	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: err}
+	p.onFailure(perr)
+	return zero, perr
+}
+
+// classifyErr says how a call that ended with err under rctx failed (0
+// for no failure).
+func (a *Adaptation) classifyErr(p *plugin, rctx context.Context, err error) FailureKind {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		status.Code(err) == codes.DeadlineExceeded {
+		return FailureTimeout
+	}
+	if errors.Is(err, ttrpc.ErrClosed) || errors.Is(err, ttrpc.ErrServerClosed) ||
+		errors.Is(err, ttrpc.ErrProtocol) || errors.Is(err, errPluginGone) {
+		return FailureLost
+	}
+	select {
+	case <-p.ep.Done():
+		return FailureLost
+	default:
+	}
+	if _, isStatus := status.FromError(err); !isStatus && p.kind != KindBuiltin {
+		// Not an answer of the plugin: it sent something undecodable.
+		return FailureLost
+	}
+	return FailureRejected
+}
+
+// onFailure logs a plugin's failure and applies the disconnecting half of
+// its failure policy: a lost plugin is disconnected, a plugin that timed
+// out unless its policy keeps it connected. (Whether the request fails is
+// the dispatcher's decision, see failsRequest.)
+func (p *plugin) onFailure(perr *PluginError) {
+	switch perr.Kind {
+	case FailureTimeout:
+		if p.policy.keepConnected {
+			p.a.log.Error("plugin timed out, keeping it connected", "plugin", p.full, "event", perr.Op, "timeout", p.timeout)
+			return
+		}
+		p.a.log.Error("plugin timed out, disconnecting it", "plugin", p.full, "event", perr.Op, "timeout", p.timeout)
+		p.disconnect("timed out handling " + perr.Op)
+	case FailureLost:
+		p.a.log.Error("plugin lost", "plugin", p.full, "event", perr.Op, "error", perr.Err)
+		p.disconnect("lost during " + perr.Op)
+	default:
+		p.a.log.Warn("plugin failed request", "plugin", p.full, "event", perr.Op, "error", errorMessage(perr.Err))
+	}
+}
+
+// failsRequest decides whether a plugin's failure of a mutating event
+// fails the runtime's request: always when the plugin answered with an
+// error; for timeouts and lost connections if the plugin's failure policy
+// says so, or if the plugin is required and the event is CreateContainer.
+func failsRequest(p *plugin, e api.Event, perr *PluginError) error {
+	switch {
+	case perr.Kind == FailureRejected:
+		return perr
+	case p.required && e == api.Event_CREATE_CONTAINER:
+		return &RequiredPluginError{Plugin: p.full, Err: perr}
+	case p.policy.failRequest:
+		return perr
+	}
+	p.a.log.Warn("proceeding without failed plugin", "plugin", p.full, "event", e.Name())
+	return nil
+}
+
+// outcome is one plugin's answer as its worker reports it.
+type outcome[Rsp any] struct {
+	rsp Rsp
+	err error
+}
+
+// mutate delivers a mutating event to its subscribed plugins one after
+// the other, in invocation order. next builds the request for a plugin
+// from the result so far, fold takes the plugin's answer in. check, if
+// not nil, can refuse the event up front (under the registry lock). The
+// first error ends the walk and is returned.
+func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], podID, ctrID string,
+	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) error {
+	res, err := a.reserve(r.event, podID, ctrID, check)
+	if err != nil {
+		return err
+	}
+	for i, p := range res.plugins {
+		req := next(p)
+		out := make(chan outcome[Rsp], 1)
+		res.slots[i].fill <- func(skip error) {
+			if skip != nil {
+				out <- outcome[Rsp]{err: skip}
+				return
+			}
+			rsp, err := invoke(ctx, p, r, req)
+			out <- outcome[Rsp]{rsp, err}
+		}
+		var o outcome[Rsp]
+		select {
+		case o = <-out:
+		case <-ctx.Done():
+			res.release(i + 1)
+			return ctx.Err()
+		}
+		if err := a.judge(p, r.event, o.err); err != nil {
+			res.release(i + 1)
+			return err
+		}
+		if o.err != nil {
+			continue
+		}
+		if err := fold(p, o.rsp); err != nil {
+			res.release(i + 1)
+			return err
+		}
+	}
+	return nil
+}
+
+// judge turns one plugin's delivery error into the request's error (nil:
+// go on without the plugin's answer).
+func (a *Adaptation) judge(p *plugin, e api.Event, err error) error {
+	var perr *PluginError
+	switch {
+	case err == nil, errors.Is(err, errFiltered):
+		return nil
+	case errors.Is(err, errPluginGone):
+		if p.required && e == api.Event_CREATE_CONTAINER {
+			return &RequiredPluginError{Plugin: p.full}
+		}
+		return nil
+	case errors.As(err, &perr):
+		return failsRequest(p, e, perr)
+	}
+	return err
+}
+
+// notify delivers a notification to every subscribed plugin concurrently
+// (each plugin in its own order of events) and waits until the plugins
+// that are active have handled it or ctx ends; plugins still
+// synchronizing get it later. Failures are logged, never returned.
+func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], podID, ctrID string, req Req) error {
+	res, err := a.reserve(r.event, podID, ctrID, nil)
+	if err != nil {
+		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
+		return nil
+	}
+	var wait []chan struct{}
+	for i, p := range res.plugins {
+		done := make(chan struct{})
+		dctx, cancel := ctx, context.CancelFunc(func() {})
+		if res.catchUp[i] {
+			// Delivered after the runtime's call returned.
+			dctx, cancel = a.detach(ctx)
+		} else {
+			wait = append(wait, done)
+		}
+		res.slots[i].fill <- func(skip error) {
+			defer close(done)
+			defer cancel()
+			if skip == nil {
+				_, _ = invoke(dctx, p, r, req)
+			}
+		}
+	}
+	for _, done := range wait {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// detach returns a context with ctx's values that ends only when the
+// Adaptation stops (or cancel is called).
+func (a *Adaptation) detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(a.ctx, cancel)
+	return d, func() { stop(); cancel() }
+}

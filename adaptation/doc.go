@@ -1,0 +1,100 @@
+// Package adaptation is the runtime side of the Node Resource Interface
+// (NRI): the library a container runtime links to host NRI plugins. It
+// discovers and launches pre-installed plugins, accepts external ones on a
+// unix socket, runs builtin (in-process) ones, registers and synchronizes
+// them, and turns their answers to each lifecycle event into one result.
+//
+// # Plugins
+//
+// Every plugin, whatever its kind, is reached through one internal
+// interface: an api.PluginService (the ttrpc client of its connection, or
+// the builtin service itself) plus its lifetime. All events take the same
+// path (dispatch.go): subscription check, per-plugin request timeout,
+// StateChange fallback for old plugins, metrics, failure classification
+// and failure policy.
+//
+//   - Pre-installed plugins are the executables named IDX-NAME (two-digit
+//     index) in the plugin directory ([WithPluginDir]); other files are
+//     skipped with a log line. Each is started with one end of a socket
+//     pair as file descriptor 3 and NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and
+//     NRI_PLUGIN_SOCKET=3 added to the runtime's environment. Its
+//     configuration is <configdir>/IDX-NAME.conf, else
+//     <configdir>/NAME.conf ([WithConfigDir]). Its stdout and stderr are
+//     logged line by line with the attribute plugin=IDX-NAME. When it
+//     disconnects it is terminated (SIGTERM, then SIGKILL after
+//     [WithTerminationGrace]) and reaped; [WithRestartLaunched] restarts it.
+//   - External plugins connect to the socket ([WithSocketPath]; directory
+//     created with mode 0700, stale socket removed, socket mode 0600), or
+//     are handed over with [Adaptation.ServeConn].
+//   - Builtin plugins ([WithBuiltinPlugin], [WithDefaultValidator]) are
+//     in-process api.PluginService values.
+//
+// # Registration
+//
+// A plugin sends RegisterPlugin. The Adaptation checks its name and index
+// (a pre-installed plugin must use the ones it was started with), sends
+// Configure (with the events this runtime supports, see
+// [WithSupportedEvents], and its timeouts), checks the subscription and
+// only then answers RegisterPlugin: with success, or with a status error
+// whose message is the reason (see [RegistrationError]), after which the
+// connection is closed. Then it sends Synchronize, split into parts of at
+// most [MaxSyncMessageSize] bytes, each under the synchronize timeout, and
+// applies the updates of the plugin's last answer through the runtime's
+// [UpdateFunc]. Only then does the plugin receive events. Each step has
+// the registration timeout. A second external connection with the same
+// name and index replaces the first: the new one becomes active, the old
+// one finishes the events already queued for it, gets Shutdown and is
+// closed.
+//
+// # Events and the ListFunc contract
+//
+// Plugins are called in ascending order of index, then name. Mutating
+// events (RunPodSandbox, UpdatePodSandbox, CreateContainer,
+// StartContainer, UpdateContainer, StopContainer) go to one plugin after
+// the other, each seeing the result of the ones before; notifications
+// (StopPodSandbox, RemovePodSandbox and the Post* and Remove* container
+// events) go to all subscribed plugins concurrently, and the call returns
+// when the active ones have handled it. Every plugin has its own ordered
+// queue and worker, so each plugin sees events in the order their calls
+// started, and a slow plugin delays only itself. No lock is held while a
+// plugin is called; concurrent events of the runtime proceed in parallel.
+//
+// A plugin that registers is marked synchronizing and the runtime's
+// [ListFunc] is called in one critical section that also orders the start
+// of every event call. Events that start later are queued for the plugin
+// and delivered after its Synchronize, except RunPodSandbox and
+// CreateContainer for objects in its snapshot and RemovePodSandbox and
+// RemoveContainer for objects it never saw. Mutating events wait for a
+// synchronizing plugin; notifications do not. For every pod and container
+// to be seen exactly once, ListFunc must return exactly the objects whose
+// creation event (RunPodSandbox, CreateContainer) the runtime has called,
+// even if that call is still in progress, and whose removal event
+// (RemovePodSandbox, RemoveContainer) it has not called. A runtime meets
+// this by adding an object to what ListFunc returns before it calls the
+// creation event, and dropping it before it calls the removal event (and
+// calling the removal event for an object whose creation failed). ListFunc
+// runs while event calls wait to start: it must not call the Adaptation,
+// nor wait for a lock the runtime holds while calling it.
+//
+// # Failures
+//
+// A plugin that answers a mutating event with an error fails the request;
+// the error is a [*PluginError] naming the plugin. A plugin that times out
+// or loses its connection is logged and counted, and its failure policy
+// (ConfigureResponse.failure_policy, or the administrator's
+// [WithPluginOverride], which takes precedence) decides: by default the
+// plugin is disconnected and the request proceeds without it;
+// fail_request fails the request; keep_connected keeps the plugin after a
+// timeout. A required plugin (see [PluginPolicy]) that is missing makes
+// CreateContainer fail with a [*RequiredPluginError]. Conflicting
+// adjustments fail CreateContainer with the merge package's
+// *ConflictError; a validator's rejection with a [*ValidationError].
+// Notifications never fail. A plugin may ask for its own request timeout
+// (ConfigureResponse.request_timeout), up to [WithMaxPluginRequestTimeout].
+//
+// # Metrics
+//
+// With [WithMetrics], the Adaptation registers, per plugin and request,
+// the counters [MetricRequests], [MetricErrors] and [MetricTimeouts], the
+// histogram [MetricRequestSeconds], and the gauge [MetricPlugins].
+package adaptation

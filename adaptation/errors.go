@@ -1,0 +1,148 @@
+package adaptation
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+var (
+	// ErrStopped is returned by calls on an Adaptation that was stopped.
+	ErrStopped = errors.New("adaptation: stopped")
+	// errPluginGone is what a plugin's queued work learns when the plugin
+	// was disconnected before the work ran.
+	errPluginGone = errors.New("plugin disconnected")
+)
+
+// RegistrationError is why the runtime refused a plugin's registration.
+// Its message is exactly what the plugin receives as the status message
+// of its RegisterPlugin call; Code is the status code.
+type RegistrationError struct {
+	// Plugin is the plugin's full name (IDX-NAME), as far as known.
+	Plugin string
+	// Code is the ttrpc status code sent to the plugin.
+	Code codes.Code
+	// Reason is the full message.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *RegistrationError) Error() string { return e.Reason }
+
+// Unwrap returns the underlying cause.
+func (e *RegistrationError) Unwrap() error { return e.Err }
+
+// GRPCStatus makes ttrpc send Code and Reason to the plugin.
+func (e *RegistrationError) GRPCStatus() *status.Status { return status.New(e.Code, e.Reason) }
+
+func registrationError(plugin string, code codes.Code, cause error, format string, args ...any) *RegistrationError {
+	return &RegistrationError{Plugin: plugin, Code: code, Reason: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// FailureKind classifies how a plugin failed a request.
+type FailureKind int
+
+const (
+	// FailureRejected: the plugin answered with an error.
+	FailureRejected FailureKind = iota + 1
+	// FailureTimeout: the plugin did not answer within its request
+	// timeout.
+	FailureTimeout
+	// FailureLost: the connection to the plugin was lost or the plugin
+	// broke the protocol.
+	FailureLost
+)
+
+func (k FailureKind) String() string {
+	switch k {
+	case FailureRejected:
+		return "rejected"
+	case FailureTimeout:
+		return "timeout"
+	case FailureLost:
+		return "lost"
+	}
+	return fmt.Sprintf("FailureKind(%d)", int(k))
+}
+
+// PluginError is a request that failed because of one plugin. It wraps
+// the plugin's own error (a status error for rejections,
+// context.DeadlineExceeded for timeouts).
+type PluginError struct {
+	// Plugin is the plugin's full name (IDX-NAME).
+	Plugin string
+	// Op is the request: an event name such as "CreateContainer", or
+	// "Configure", "Synchronize".
+	Op string
+	// Kind says how the plugin failed.
+	Kind FailureKind
+	// Timeout is the timeout that expired, for FailureTimeout.
+	Timeout time.Duration
+	// Err is the underlying error.
+	Err error
+}
+
+func (e *PluginError) Error() string {
+	switch e.Kind {
+	case FailureTimeout:
+		return fmt.Sprintf("plugin %q did not answer %s within %v", e.Plugin, e.Op, e.Timeout)
+	case FailureLost:
+		return fmt.Sprintf("plugin %q was lost during %s: %v", e.Plugin, e.Op, e.Err)
+	default:
+		return fmt.Sprintf("plugin %q failed %s: %v", e.Plugin, e.Op, errorMessage(e.Err))
+	}
+}
+
+// Unwrap returns the plugin's error.
+func (e *PluginError) Unwrap() error { return e.Err }
+
+// ValidationError is a container creation rejected by a validating
+// plugin.
+type ValidationError struct {
+	// Validator is the validating plugin's full name (IDX-NAME).
+	Validator string
+	// Container is the name of the container being created.
+	Container string
+	// Reason is the validator's reason.
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("validator %q rejected the adjustment of container %q: %s", e.Validator, e.Container, e.Reason)
+}
+
+// RequiredPluginError is a container creation refused because a plugin
+// the administrator marked required (see [PluginPolicy]) is not there.
+type RequiredPluginError struct {
+	// Plugin is the required plugin's full name (IDX-NAME).
+	Plugin string
+	// Err is why it is missing: nil if it is not connected, else its
+	// failure during the request (a *PluginError).
+	Err error
+}
+
+func (e *RequiredPluginError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("required plugin %q is not connected", e.Plugin)
+	}
+	return fmt.Sprintf("required plugin %q is missing: %v", e.Plugin, e.Err)
+}
+
+// Unwrap returns the plugin's failure, if any.
+func (e *RequiredPluginError) Unwrap() error { return e.Err }
+
+// errorMessage returns the message of a status error without the
+// "rpc error: code = ... desc =" decoration, else err.Error().
+func errorMessage(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}

@@ -1,0 +1,90 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// The runtime calls one method per lifecycle event. Mutating events go to
+// the subscribed plugins one after the other and may fail; notifications
+// go to all of them concurrently and never fail. Every method is a thin
+// front of mutate or notify (dispatch.go).
+
+// errNoPod and errNoContainer reject requests that lack their object.
+var (
+	errNoPod       = errors.New("adaptation: request without pod")
+	errNoContainer = errors.New("adaptation: request without container")
+)
+
+func same[Req any](req Req) func(*plugin) Req { return func(*plugin) Req { return req } }
+
+func ignore[Rsp any](*plugin, Rsp) error { return nil }
+
+// RunPodSandbox relays the start of a pod to the plugins, in order; the
+// first failing plugin fails it.
+func (a *Adaptation) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) error {
+	if req.GetPod() == nil {
+		return errNoPod
+	}
+	return mutate(ctx, a, rpcRunPodSandbox, req.Pod.Id, "", nil, same(req), ignore)
+}
+
+// UpdatePodSandbox relays a pod's resource update to the plugins, in
+// order.
+func (a *Adaptation) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
+	if req.GetPod() == nil {
+		return nil, errNoPod
+	}
+	if err := mutate(ctx, a, rpcUpdatePodSandbox, req.Pod.Id, "", nil, same(req), ignore); err != nil {
+		return nil, err
+	}
+	return &api.UpdatePodSandboxResponse{}, nil
+}
+
+// PostUpdatePodSandbox notifies the plugins that a pod's resources were
+// updated.
+func (a *Adaptation) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) error {
+	return notify(ctx, a, rpcPostUpdatePodSandbox, req.GetPod().GetId(), "", req)
+}
+
+// StopPodSandbox notifies the plugins that a pod is stopping.
+func (a *Adaptation) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) error {
+	return notify(ctx, a, rpcStopPodSandbox, req.GetPod().GetId(), "", req)
+}
+
+// RemovePodSandbox notifies the plugins that a pod was removed.
+func (a *Adaptation) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) error {
+	return notify(ctx, a, rpcRemovePodSandbox, req.GetPod().GetId(), "", req)
+}
+
+// PostCreateContainer notifies the plugins that a container was created.
+func (a *Adaptation) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) error {
+	return notify(ctx, a, rpcPostCreateContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+}
+
+// StartContainer relays the start of a container to the plugins, in
+// order; the first failing plugin fails it.
+func (a *Adaptation) StartContainer(ctx context.Context, req *api.StartContainerRequest) error {
+	if req.GetContainer() == nil {
+		return errNoContainer
+	}
+	return mutate(ctx, a, rpcStartContainer, req.GetPod().GetId(), req.Container.Id, nil, same(req), ignore)
+}
+
+// PostStartContainer notifies the plugins that a container was started.
+func (a *Adaptation) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) error {
+	return notify(ctx, a, rpcPostStartContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+}
+
+// PostUpdateContainer notifies the plugins that a container's resources
+// were updated.
+func (a *Adaptation) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) error {
+	return notify(ctx, a, rpcPostUpdateContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+}
+
+// RemoveContainer notifies the plugins that a container was removed.
+func (a *Adaptation) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) error {
+	return notify(ctx, a, rpcRemoveContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+}

@@ -1,0 +1,79 @@
+package adaptation
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// listen sets up the socket for external plugins and starts accepting
+// connections: the socket's directory is created (mode 0700) if absent, a
+// stale socket is removed (a live one, with a runtime answering, is an
+// error), and the socket is made accessible to its owner only (0600).
+func (a *Adaptation) listen() error {
+	path := a.cfg.socketPath
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("adaptation: creating socket directory: %w", err)
+		}
+	}
+	if info, err := os.Lstat(path); err == nil {
+		if info.Mode()&fs.ModeSocket == 0 {
+			return fmt.Errorf("adaptation: %s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return fmt.Errorf("adaptation: socket %s is in use by another runtime", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("adaptation: removing stale socket: %w", err)
+		}
+		a.log.Info("removed stale socket", "path", path)
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("adaptation: listening for plugins: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return fmt.Errorf("adaptation: restricting socket permissions: %w", err)
+	}
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		l.Close()
+		return ErrStopped
+	}
+	a.listener = l
+	a.mu.Unlock()
+	a.log.Info("listening for external plugins", "socket", path)
+	a.goOwned(func() { a.accept(l) })
+	return nil
+}
+
+// accept serves the listener until it is closed.
+func (a *Adaptation) accept(l *net.UnixListener) {
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || a.ctx.Err() != nil {
+				return
+			}
+			a.log.Warn("accepting plugin connection", "error", err)
+			if !a.sleep(100 * time.Millisecond) {
+				return
+			}
+			continue
+		}
+		a.goOwned(func() {
+			if err := a.ServeConn(a.ctx, conn); err != nil {
+				a.log.Debug("external plugin not registered", "error", err)
+			}
+		})
+	}
+}

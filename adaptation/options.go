@@ -1,0 +1,319 @@
+package adaptation
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of the tunables; each has an option that overrides it.
+const (
+	// DefaultPluginDir is where pre-installed plugins are looked for.
+	DefaultPluginDir = "/opt/nri/plugins"
+	// DefaultConfigDir holds the configuration files of pre-installed
+	// plugins (IDX-NAME.conf or NAME.conf).
+	DefaultConfigDir = "/etc/nri/conf.d"
+	// DefaultSynchronizeTimeout is the time a plugin has to answer each
+	// part of a Synchronize request. A part carries at most
+	// [MaxSyncMessageSize] bytes of pods and containers, which a plugin
+	// decodes in milliseconds; the generous default leaves room for a
+	// plugin that rebuilds its state from the last part.
+	DefaultSynchronizeTimeout = 10 * time.Second
+	// DefaultTerminationGrace is how long a launched plugin has to exit
+	// after SIGTERM before it is killed.
+	DefaultTerminationGrace = 2 * time.Second
+	// DefaultShutdownTimeout bounds the Shutdown request sent to a plugin
+	// that is replaced or disconnected (Stop uses its context instead).
+	DefaultShutdownTimeout = time.Second
+	// MaxSyncMessageSize is the largest encoded size of one Synchronize
+	// request: the pods and containers are split into parts no larger
+	// than this (a single object larger than it travels alone).
+	MaxSyncMessageSize = 1 << 20
+	// DefaultValidatorName and DefaultValidatorIndex identify the builtin
+	// validator installed by [WithDefaultValidator] (the same identity
+	// as upstream's).
+	DefaultValidatorName  = "default-validator"
+	DefaultValidatorIndex = "00"
+)
+
+// Option configures an [Adaptation] in [New].
+type Option func(*config) error
+
+// PluginPolicy is the administrator's policy for one plugin, set with
+// [WithPluginOverride]. It takes precedence over what the plugin asks for.
+type PluginPolicy struct {
+	// FailurePolicy, if not nil, replaces the plugin's own
+	// ConfigureResponse.failure_policy.
+	FailurePolicy *api.FailurePolicy
+	// Required makes CreateContainer fail while the plugin is not
+	// connected and synchronized, and when it times out or loses its
+	// connection while handling the request.
+	Required bool
+}
+
+// Backoff is the restart schedule of exited pre-installed plugins: the
+// first restart waits Initial, each further one twice as long as the one
+// before, up to Max. A plugin that stayed up for Max or longer starts
+// over at Initial.
+type Backoff struct {
+	// Initial is the wait before the first restart (> 0).
+	Initial time.Duration
+	// Max caps the wait (>= Initial).
+	Max time.Duration
+}
+
+type builtinSpec struct {
+	idx, name string
+	svc       api.PluginService
+}
+
+type config struct {
+	pluginDir           string
+	configDir           string
+	socketPath          string
+	noListen            bool
+	registrationTimeout time.Duration
+	requestTimeout      time.Duration
+	syncTimeout         time.Duration
+	maxPluginTimeout    time.Duration // 0 until defaulted to requestTimeout
+	terminationGrace    time.Duration
+	builtins            []builtinSpec
+	logger              *slog.Logger
+	registerer          prometheus.Registerer
+	supported           api.EventMask
+	overrides           map[string]PluginPolicy
+	restart             *Backoff
+	pluginArgs          map[string][]string
+	env                 []string
+}
+
+func defaultConfig() config {
+	return config{
+		pluginDir:           DefaultPluginDir,
+		configDir:           DefaultConfigDir,
+		socketPath:          api.DefaultSocketPath,
+		registrationTimeout: api.DefaultRegistrationTimeout,
+		requestTimeout:      api.DefaultRequestTimeout,
+		syncTimeout:         DefaultSynchronizeTimeout,
+		terminationGrace:    DefaultTerminationGrace,
+		logger:              slog.New(slog.DiscardHandler),
+		supported:           api.AllEvents,
+		overrides:           map[string]PluginPolicy{},
+		pluginArgs:          map[string][]string{},
+	}
+}
+
+func positive(what string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("adaptation: %s must be positive, got %v", what, d)
+	}
+	return nil
+}
+
+// WithPluginDir sets the directory of pre-installed plugins (default
+// [DefaultPluginDir]). An empty path disables pre-installed plugins.
+func WithPluginDir(path string) Option {
+	return func(c *config) error { c.pluginDir = path; return nil }
+}
+
+// WithConfigDir sets the directory of pre-installed plugins'
+// configuration files (default [DefaultConfigDir]).
+func WithConfigDir(path string) Option {
+	return func(c *config) error { c.configDir = path; return nil }
+}
+
+// WithSocketPath sets the unix socket on which external plugins connect
+// (default api.DefaultSocketPath).
+func WithSocketPath(path string) Option {
+	return func(c *config) error {
+		if path == "" {
+			return errors.New("adaptation: empty socket path")
+		}
+		c.socketPath = path
+		return nil
+	}
+}
+
+// WithDisabledExternalConnections makes [Adaptation.Start] not listen on
+// the socket. [Adaptation.ServeConn] still accepts connections handed to
+// it.
+func WithDisabledExternalConnections() Option {
+	return func(c *config) error { c.noListen = true; return nil }
+}
+
+// WithRegistrationTimeout sets the time a plugin has for each step of its
+// registration: sending RegisterPlugin after connecting, and answering
+// Configure (default api.DefaultRegistrationTimeout).
+func WithRegistrationTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("registration timeout", d); err != nil {
+			return err
+		}
+		c.registrationTimeout = d
+		return nil
+	}
+}
+
+// WithRequestTimeout sets the time a plugin has to answer one event
+// (default api.DefaultRequestTimeout), unless it asks for its own.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("request timeout", d); err != nil {
+			return err
+		}
+		c.requestTimeout = d
+		return nil
+	}
+}
+
+// WithSynchronizeTimeout sets the time a plugin has to answer each part of
+// Synchronize (default [DefaultSynchronizeTimeout]).
+func WithSynchronizeTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("synchronize timeout", d); err != nil {
+			return err
+		}
+		c.syncTimeout = d
+		return nil
+	}
+}
+
+// WithMaxPluginRequestTimeout caps the request timeout a plugin may ask
+// for in ConfigureResponse.request_timeout. The default is the request
+// timeout: plugins may shorten it, not lengthen it.
+func WithMaxPluginRequestTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("maximum plugin request timeout", d); err != nil {
+			return err
+		}
+		c.maxPluginTimeout = d
+		return nil
+	}
+}
+
+// WithTerminationGrace sets how long a launched plugin has to exit after
+// SIGTERM before it is killed (default [DefaultTerminationGrace]).
+func WithTerminationGrace(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("termination grace", d); err != nil {
+			return err
+		}
+		c.terminationGrace = d
+		return nil
+	}
+}
+
+// WithBuiltinPlugin adds an in-process plugin. svc is called exactly like
+// a plugin over ttrpc, starting with Configure; it must honour the
+// deadlines of the contexts it is given.
+func WithBuiltinPlugin(idx, name string, svc api.PluginService) Option {
+	return func(c *config) error {
+		if err := api.CheckPluginIndex(idx); err != nil {
+			return fmt.Errorf("adaptation: builtin plugin %q: %w", name, err)
+		}
+		if err := api.CheckPluginName(name); err != nil {
+			return fmt.Errorf("adaptation: builtin plugin: %w", err)
+		}
+		if svc == nil {
+			return fmt.Errorf("adaptation: builtin plugin %q: nil service", api.FullPluginName(idx, name))
+		}
+		for _, b := range c.builtins {
+			if b.idx == idx && b.name == name {
+				return fmt.Errorf("adaptation: builtin plugin %q added twice", api.FullPluginName(idx, name))
+			}
+		}
+		c.builtins = append(c.builtins, builtinSpec{idx: idx, name: name, svc: svc})
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default: discard everything).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("adaptation: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithMetrics registers the per-plugin metrics (see package doc) with r.
+func WithMetrics(r prometheus.Registerer) Option {
+	return func(c *config) error {
+		if r == nil {
+			return errors.New("adaptation: nil metrics registerer")
+		}
+		c.registerer = r
+		return nil
+	}
+}
+
+// WithSupportedEvents sets the events this runtime delivers (default
+// api.AllEvents). It is advertised in ConfigureRequest.supported_events;
+// plugins subscribing to anything else are refused.
+func WithSupportedEvents(m api.EventMask) Option {
+	return func(c *config) error {
+		if u := m.Unknown(); u != 0 {
+			return fmt.Errorf("adaptation: supported events include unknown bits 0x%x", uint32(u))
+		}
+		c.supported = m
+		return nil
+	}
+}
+
+// WithPluginOverride sets the administrator's policy for the plugin
+// fullName ("IDX-NAME").
+func WithPluginOverride(fullName string, p PluginPolicy) Option {
+	return func(c *config) error {
+		if _, _, err := api.ParsePluginName(fullName); err != nil {
+			return fmt.Errorf("adaptation: plugin override: %w", err)
+		}
+		if fp := p.FailurePolicy; fp != nil {
+			p.FailurePolicy = &api.FailurePolicy{FailRequest: fp.GetFailRequest(), KeepConnected: fp.GetKeepConnected()}
+		}
+		c.overrides[fullName] = p
+		return nil
+	}
+}
+
+// WithRestartLaunched restarts pre-installed plugins whose process exited
+// while the Adaptation runs, waiting according to b between attempts.
+func WithRestartLaunched(b Backoff) Option {
+	return func(c *config) error {
+		if err := positive("restart backoff", b.Initial); err != nil {
+			return err
+		}
+		if b.Max < b.Initial {
+			return fmt.Errorf("adaptation: restart backoff maximum %v below initial %v", b.Max, b.Initial)
+		}
+		c.restart = &b
+		return nil
+	}
+}
+
+// WithPluginArgs sets command-line arguments for the pre-installed plugin
+// fullName ("IDX-NAME").
+func WithPluginArgs(fullName string, args ...string) Option {
+	return func(c *config) error {
+		if _, _, err := api.ParsePluginName(fullName); err != nil {
+			return fmt.Errorf("adaptation: plugin arguments: %w", err)
+		}
+		c.pluginArgs[fullName] = append([]string(nil), args...)
+		return nil
+	}
+}
+
+// WithPluginEnv adds environment variables ("KEY=value") for every
+// launched plugin, after the runtime's own environment and before the
+// NRI variables.
+func WithPluginEnv(env ...string) Option {
+	return func(c *config) error {
+		c.env = append(c.env, env...)
+		return nil
+	}
+}

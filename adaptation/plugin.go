@@ -1,0 +1,196 @@
+package adaptation
+
+import (
+	"cmp"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// endpoint is how the Adaptation reaches a plugin. Every kind of plugin
+// implements it: launched and external plugins with the ttrpc client of
+// their connection (see connEndpoint), builtin plugins with their
+// in-process service (see builtinEndpoint). Everything else (ordering,
+// timeouts, failure handling, metrics) is the same for all kinds.
+type endpoint interface {
+	// PluginService is how the runtime calls the plugin.
+	api.PluginService
+	// Done is closed once the plugin is gone: its connection was lost,
+	// its process exited, or Close was called.
+	Done() <-chan struct{}
+	// Close disconnects the plugin and releases what it holds; for a
+	// launched plugin it also terminates and reaps the process. It is
+	// idempotent and safe for concurrent use.
+	Close() error
+}
+
+// failurePolicy is a plugin's effective FailurePolicy.
+type failurePolicy struct {
+	failRequest, keepConnected bool
+}
+
+// plugin is one registered (or registering) plugin.
+type plugin struct {
+	a         *Adaptation
+	idx, name string
+	full      string
+	kind      PluginKind
+	ep        endpoint
+	pid       int
+
+	// Set while the plugin is configured, read-only afterwards.
+	events   api.EventMask
+	policy   failurePolicy
+	required bool
+	timeout  time.Duration
+
+	// legacy records the events the plugin does not implement a
+	// dedicated RPC for, so they go straight to StateChange.
+	legacy [api.Event_LAST]atomic.Bool
+	// updates serialises the plugin's unsolicited UpdateContainers.
+	updates sync.Mutex
+
+	q     *queue
+	catch *catchUp // owned by the worker
+
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	// state is guarded by a.mu.
+	state PluginState
+}
+
+func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int) *plugin {
+	full := api.FullPluginName(idx, name)
+	ov := a.cfg.overrides[full]
+	return &plugin{
+		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
+		required: ov.Required,
+		timeout:  a.cfg.requestTimeout,
+		q:        newQueue(),
+		closed:   make(chan struct{}),
+		state:    StateRegistering,
+	}
+}
+
+// comparePlugins orders plugins for invocation: by index, then name.
+func comparePlugins(x, y *plugin) int {
+	if c := cmp.Compare(x.idx, y.idx); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.name, y.name)
+}
+
+// subscribed reports whether the plugin receives e.
+func (p *plugin) subscribed(e api.Event) bool { return p.events.IsSet(e) }
+
+// isGone reports whether the plugin was disconnected.
+func (p *plugin) isGone() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// run starts the plugin's worker and connection watcher.
+func (p *plugin) run() {
+	p.a.goOwned(p.worker)
+	p.a.goOwned(func() {
+		select {
+		case <-p.ep.Done():
+			p.disconnect("connection lost")
+		case <-p.closed:
+		}
+	})
+}
+
+// worker runs the plugin's queue until it is closed and drained.
+func (p *plugin) worker() {
+	for {
+		s := p.q.next()
+		if s == nil {
+			return
+		}
+		w := <-s.fill
+		if w == nil {
+			continue
+		}
+		switch {
+		case p.isGone():
+			w(errPluginGone)
+		case s.catchUp && p.catch != nil && !p.catch.admit(s):
+			p.a.log.Debug("event filtered for a plugin that synchronized", "plugin", p.full,
+				"event", s.event.Name(), "pod", s.podID, "container", s.ctrID)
+			w(errFiltered)
+		default:
+			if !s.catchUp {
+				p.catch = nil // catching up is over
+			}
+			w(nil)
+		}
+	}
+}
+
+// enqueue pushes a slot filled with w; it reports false if the plugin is
+// gone (w is not called then).
+func (p *plugin) enqueue(w work) bool {
+	s := newSlot(api.Event_UNKNOWN, "", "", false)
+	s.fill <- w
+	return p.q.push(s)
+}
+
+// disconnect removes the plugin from the registry, fails its queued work
+// and closes its endpoint. It is idempotent.
+func (p *plugin) disconnect(reason string) {
+	p.closeOnce.Do(func() {
+		p.a.forget(p)
+		close(p.closed)
+		p.q.close()
+		p.a.log.Info("plugin disconnected", "plugin", p.full, "kind", p.kind.String(), "reason", reason)
+		p.a.goOwned(func() {
+			if err := p.ep.Close(); err != nil {
+				p.a.log.Warn("closing plugin", "plugin", p.full, "error", err)
+			}
+		})
+	})
+}
+
+// shutdown sends Shutdown to the plugin, logging a failure.
+func (p *plugin) shutdown(ctx context.Context) {
+	if p.isGone() {
+		return
+	}
+	if _, err := p.ep.Shutdown(ctx, &api.ShutdownRequest{}); err != nil {
+		p.a.log.Debug("plugin did not acknowledge Shutdown", "plugin", p.full, "error", err)
+	}
+}
+
+// retire hands the plugin over to its replacement: the events already
+// queued for it finish, then it is sent Shutdown and disconnected.
+func (p *plugin) retire() {
+	ok := p.enqueue(func(skip error) {
+		if skip == nil {
+			ctx, cancel := context.WithTimeout(p.a.ctx, DefaultShutdownTimeout)
+			p.shutdown(ctx)
+			cancel()
+		}
+		p.disconnect("replaced by a new connection")
+	})
+	if !ok {
+		p.disconnect("replaced by a new connection")
+	}
+}
+
+// effectiveTimeout returns the request timeout the plugin gets when it
+// asks for requested (0: none).
+func (a *Adaptation) effectiveTimeout(requested time.Duration) time.Duration {
+	if requested <= 0 {
+		return a.cfg.requestTimeout
+	}
+	return min(requested, a.cfg.maxPluginTimeout)
+}

@@ -1,0 +1,153 @@
+package adaptation
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// Every call to a plugin, except registration and Shutdown at Stop, runs on
+// the plugin's own worker goroutine, in the order in which the calls were
+// reserved. A dispatcher reserves a slot in the queue of every plugin it
+// will call at the moment its event starts (under the registry lock, so
+// all plugins see concurrent events in the same order), and fills the slot
+// with the work when it gets to that plugin: immediately for notifications,
+// after the previous plugin answered for mutating events. The worker waits
+// for each slot to be filled, then runs the work, or tells it why it does
+// not run. Because every queue orders the same events the same way, no
+// wait can form a cycle.
+
+// work is what a slot runs. The worker calls it exactly once: with a nil
+// error to deliver the event, or with the reason it is not delivered
+// ([errPluginGone], [errFiltered]).
+type work func(skip error)
+
+// errFiltered tells a work that the plugin saw the event's object in its
+// Synchronize snapshot (creation), or never saw it (removal).
+var errFiltered = errors.New("event filtered for a synchronizing plugin")
+
+// slot is one event's place in a plugin's queue.
+type slot struct {
+	event        api.Event
+	podID, ctrID string
+	// catchUp is set for slots reserved while the plugin synchronized;
+	// the worker filters them against the snapshot.
+	catchUp bool
+	// fill receives the work exactly once; nil gives the slot up.
+	fill chan work
+}
+
+func newSlot(event api.Event, podID, ctrID string, catchUp bool) *slot {
+	return &slot{event: event, podID: podID, ctrID: ctrID, catchUp: catchUp, fill: make(chan work, 1)}
+}
+
+// queue is an unbounded FIFO of slots with one consumer.
+type queue struct {
+	mu     sync.Mutex
+	items  []*slot
+	closed bool
+	wake   chan struct{}
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+// push appends s; it reports false once the queue is closed.
+func (q *queue) push(s *slot) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.items = append(q.items, s)
+	q.signal()
+	return true
+}
+
+// close makes push fail; the consumer drains what is queued, then next
+// returns nil.
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.signal()
+}
+
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the oldest slot, waiting for one; nil once the queue is
+// closed and empty.
+func (q *queue) next() *slot {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			s := q.items[0]
+			q.items[0] = nil
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return s
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return nil
+		}
+		<-q.wake
+	}
+}
+
+// catchUp filters the events reserved for a plugin while it synchronized,
+// so that it sees every pod and container exactly once: an object in its
+// snapshot is not created again, and an object it never saw is not
+// removed. It is owned by the plugin's worker.
+type catchUp struct {
+	pods, ctrs map[string]struct{}
+}
+
+func newCatchUp(pods []*api.PodSandbox, ctrs []*api.Container) *catchUp {
+	c := &catchUp{pods: make(map[string]struct{}, len(pods)), ctrs: make(map[string]struct{}, len(ctrs))}
+	for _, p := range pods {
+		c.pods[p.GetId()] = struct{}{}
+	}
+	for _, ctr := range ctrs {
+		c.ctrs[ctr.GetId()] = struct{}{}
+	}
+	return c
+}
+
+// admit reports whether the event of s is delivered, and records the
+// objects it creates or removes.
+func (c *catchUp) admit(s *slot) bool {
+	switch s.event {
+	case api.Event_RUN_POD_SANDBOX:
+		return add(c.pods, s.podID)
+	case api.Event_CREATE_CONTAINER:
+		return add(c.ctrs, s.ctrID)
+	case api.Event_REMOVE_POD_SANDBOX:
+		return remove(c.pods, s.podID)
+	case api.Event_REMOVE_CONTAINER:
+		return remove(c.ctrs, s.ctrID)
+	}
+	return true
+}
+
+func add(set map[string]struct{}, id string) bool {
+	if _, ok := set[id]; ok {
+		return false
+	}
+	set[id] = struct{}{}
+	return true
+}
+
+func remove(set map[string]struct{}, id string) bool {
+	if _, ok := set[id]; !ok {
+		return false
+	}
+	delete(set, id)
+	return true
+}

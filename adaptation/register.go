@@ -1,0 +1,284 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/socketpair"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// NRIVersion is the NRI release whose protocol the Adaptation speaks, sent
+// to plugins in ConfigureRequest.NRI_version.
+const NRIVersion = "v0.12.5"
+
+// answerGrace bounds the wait for a RegisterPlugin answer to be written
+// before the connection of a refused plugin is closed.
+const answerGrace = time.Second
+
+// ServeConn runs the registration of a plugin connecting on conn (as
+// Start's listener does for each connection on the socket) and returns
+// once the plugin is synchronized, with nil, or has failed, with the
+// reason (a *RegistrationError if registration was refused; the plugin
+// got the same message). ctx bounds the wait, not the plugin's life: a
+// registered plugin is served until it disconnects or the Adaptation
+// stops. ServeConn takes ownership of conn.
+func (a *Adaptation) ServeConn(ctx context.Context, conn net.Conn) error {
+	return a.serveConn(ctx, conn, KindExternal, nil, nil)
+}
+
+// serveConn registers a plugin on conn: an external one, or a launched
+// one (l and proc set). The process is terminated and reaped whenever
+// the connection is closed, whatever happens.
+func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKind, l *launchSpec, proc *process) error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		conn.Close()
+		if proc != nil {
+			proc.terminate()
+		}
+		return ErrStopped
+	}
+	a.wg.Add(1)
+	a.mu.Unlock()
+	defer a.wg.Done()
+
+	pid := 0
+	if proc != nil {
+		pid = proc.pid()
+	} else if peer, err := socketpair.PeerPID(conn); err == nil {
+		pid = peer
+	}
+	s := &session{a: a, kind: kind, launch: l, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
+	var onClose func() error
+	if proc != nil {
+		onClose = proc.terminate
+	}
+	ep, err := newConnEndpoint(a.ctx, conn, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
+	if err != nil {
+		if proc != nil {
+			proc.terminate()
+		}
+		err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
+		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		return err
+	}
+	if err := s.await(ctx); err != nil {
+		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		ep.waitFlushed(answerGrace)
+		ep.Close()
+		return err
+	}
+	ep.waitFlushed(answerGrace)
+	s.p.run()
+	return a.activate(ctx, s.p)
+}
+
+// session is the Runtime service of one connection.
+type session struct {
+	a      *Adaptation
+	ep     *connEndpoint
+	kind   PluginKind
+	launch *launchSpec
+	pid    int
+
+	once    sync.Once
+	arrived chan struct{} // closed when RegisterPlugin arrives
+	decided chan struct{} // closed when it was answered; p or err is set
+	p       *plugin
+	err     *RegistrationError
+}
+
+// await waits for the plugin's registration to be decided.
+func (s *session) await(ctx context.Context) error {
+	t := time.NewTimer(s.a.cfg.registrationTimeout)
+	defer t.Stop()
+	select {
+	case <-s.arrived:
+	case <-t.C:
+		return fmt.Errorf("plugin (pid %d) did not register within %v", s.pid, s.a.cfg.registrationTimeout)
+	case <-s.ep.Done():
+		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, s.ep.mux.Err())
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.a.ctx.Done():
+		return ErrStopped
+	}
+	<-s.decided // the handler is bounded by the registration timeout
+	if s.err != nil {
+		return s.err
+	}
+	return nil
+}
+
+// RegisterPlugin is step 3 of the handshake: the answer is sent only once
+// the plugin is configured.
+func (s *session) RegisterPlugin(_ context.Context, req *api.RegisterPluginRequest) (*api.Empty, error) {
+	first := false
+	s.once.Do(func() { first = true; close(s.arrived) })
+	if !first {
+		return nil, status.Errorf(codes.FailedPrecondition, "plugin %q already sent RegisterPlugin",
+			api.FullPluginName(req.PluginIdx, req.PluginName))
+	}
+	defer close(s.decided)
+	s.ep.armFlush()
+	p, err := s.register(req)
+	if err != nil {
+		s.err = err
+		return nil, err
+	}
+	s.p = p
+	return &api.Empty{}, nil
+}
+
+func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *RegistrationError) {
+	idx, name := req.GetPluginIdx(), req.GetPluginName()
+	full := api.FullPluginName(idx, name)
+	if err := api.CheckPluginName(name); err != nil {
+		return nil, registrationError(full, codes.InvalidArgument, err, "plugin registered with an invalid name: %v", err)
+	}
+	if err := api.CheckPluginIndex(idx); err != nil {
+		return nil, registrationError(full, codes.InvalidArgument, err, "plugin %q registered with an invalid index: %v", name, err)
+	}
+	config := ""
+	if l := s.launch; l != nil {
+		if idx != l.idx || name != l.name {
+			return nil, registrationError(full, codes.InvalidArgument, nil,
+				"plugin %q registered as %q; a pre-installed plugin must use the name and index it was started with", l.full, full)
+		}
+		config = l.config
+	}
+	s.a.log.Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
+		"nri_version", req.GetNRIVersion())
+	return s.a.register(s.ep, s.kind, idx, name, s.pid, config)
+}
+
+// UpdateContainers relays a plugin's unsolicited updates to the runtime,
+// one call at a time per plugin.
+func (s *session) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
+	select {
+	case <-s.decided:
+	default:
+		return nil, status.Error(codes.FailedPrecondition, "UpdateContainers before registration")
+	}
+	p := s.p
+	if p == nil {
+		return nil, status.Error(codes.FailedPrecondition, "UpdateContainers from an unregistered plugin")
+	}
+	return p.updateContainers(ctx, req)
+}
+
+// updateContainers passes a plugin's unsolicited updates and evictions to
+// the runtime's UpdateFunc.
+func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
+	p.updates.Lock()
+	defer p.updates.Unlock()
+	ctx, cancel := p.a.detach(ctx)
+	defer cancel()
+	p.a.log.Info("plugin requested container updates", "plugin", p.full,
+		"updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
+	failed, err := p.a.update(ctx, req.GetUpdate(), req.GetEvict())
+	if err != nil {
+		return &api.UpdateContainersResponse{Failed: failed}, status.Errorf(codes.Unknown, "runtime failed to update containers: %v", err)
+	}
+	return &api.UpdateContainersResponse{Failed: failed}, nil
+}
+
+// register admits and configures a plugin that announced itself as
+// idx-name over ep.
+func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string) (*plugin, *RegistrationError) {
+	p := newPlugin(a, kind, idx, name, ep, pid)
+	if rerr := a.admit(p); rerr != nil {
+		return nil, rerr
+	}
+	if rerr := a.configure(p, config); rerr != nil {
+		a.unadmit(p)
+		return nil, rerr
+	}
+	return p, nil
+}
+
+// configure sends Configure and checks the plugin's answer.
+func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
+	defer cancel()
+	req := &api.ConfigureRequest{
+		Config:              config,
+		RuntimeName:         a.name,
+		RuntimeVersion:      a.version,
+		RegistrationTimeout: a.cfg.registrationTimeout.Milliseconds(),
+		RequestTimeout:      a.cfg.requestTimeout.Milliseconds(),
+		NRIVersion:          NRIVersion,
+		SupportedEvents:     int32(a.cfg.supported),
+		MaxRequestTimeout:   a.cfg.maxPluginTimeout.Milliseconds(),
+		SynchronizeTimeout:  a.cfg.syncTimeout.Milliseconds(),
+	}
+	start := time.Now()
+	rsp, err := p.ep.Configure(ctx, req)
+	kind := a.classifyErr(p, ctx, err)
+	a.metrics.observe(p.full, "Configure", time.Since(start), kind)
+	if err != nil {
+		switch {
+		case a.ctx.Err() != nil:
+			return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
+		case kind == FailureTimeout:
+			return registrationError(p.full, codes.DeadlineExceeded, err,
+				"plugin %q did not answer Configure within %v", p.full, a.cfg.registrationTimeout)
+		case kind == FailureLost:
+			return registrationError(p.full, codes.Unavailable, err, "plugin %q was lost during Configure: %v", p.full, err)
+		}
+		return registrationError(p.full, codes.FailedPrecondition, err,
+			"plugin %q rejected its configuration: %s", p.full, errorMessage(err))
+	}
+
+	events := api.EventMask(rsp.GetEvents())
+	if events == 0 {
+		events = a.cfg.supported
+	}
+	if u := events.Unknown(); u != 0 {
+		return registrationError(p.full, codes.InvalidArgument, nil,
+			"plugin %q subscribed to unknown events 0x%x", p.full, uint32(u))
+	}
+	if extra := events &^ a.cfg.supported; extra != 0 {
+		return registrationError(p.full, codes.FailedPrecondition, nil,
+			"plugin %q subscribed to events this runtime does not support: %s (0x%x); supported: %s",
+			p.full, extra, uint32(extra), a.cfg.supported)
+	}
+	fp := rsp.GetFailurePolicy()
+	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
+		fp = ov
+	}
+	asked := time.Duration(rsp.GetRequestTimeout()) * time.Millisecond
+	timeout := a.effectiveTimeout(asked)
+	if asked > timeout {
+		a.log.Warn("plugin asked for a request timeout above the maximum", "plugin", p.full,
+			"asked", asked, "granted", timeout)
+	}
+	// Plugins() reads these of registering plugins under a.mu.
+	a.mu.Lock()
+	p.events = events
+	p.policy = failurePolicy{failRequest: fp.GetFailRequest(), keepConnected: fp.GetKeepConnected()}
+	p.timeout = timeout
+	a.mu.Unlock()
+	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
+		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected)
+	return nil
+}
+
+// startBuiltin registers and synchronizes a builtin plugin.
+func (a *Adaptation) startBuiltin(ctx context.Context, b builtinSpec) error {
+	ep := newBuiltinEndpoint(b.svc)
+	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "")
+	if rerr != nil {
+		ep.Close()
+		return rerr
+	}
+	p.run()
+	return a.activate(ctx, p)
+}

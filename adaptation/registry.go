@@ -1,0 +1,202 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/grpc/codes"
+)
+
+// The registry is a.plugins (sorted, synchronizing and active plugins) and
+// a.admitting (plugins between RegisterPlugin and activation), guarded by
+// a.mu. Event dispatch takes a.mu once, at its start, to pick its plugins
+// and reserve their queue slots; activation takes it once to insert the
+// plugin and take its snapshot. That one lock is what orders events
+// against the snapshots of synchronizing plugins.
+
+// reservation is a dispatch's picked plugins and their slots.
+type reservation struct {
+	plugins []*plugin
+	slots   []*slot
+	// catchUp[i] is set if plugins[i] was synchronizing.
+	catchUp []bool
+}
+
+// reserve picks the plugins subscribed to e and reserves a slot in each
+// of their queues. check, if not nil, runs under the same lock and can
+// refuse the event. It returns ErrStopped after Stop.
+func (a *Adaptation) reserve(e api.Event, podID, ctrID string, check func() error) (*reservation, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return nil, ErrStopped
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	r := &reservation{}
+	for _, p := range a.plugins {
+		if !p.subscribed(e) {
+			continue
+		}
+		catch := p.state == StateSynchronizing
+		s := newSlot(e, podID, ctrID, catch)
+		if !p.q.push(s) {
+			continue
+		}
+		r.plugins = append(r.plugins, p)
+		r.slots = append(r.slots, s)
+		r.catchUp = append(r.catchUp, catch)
+	}
+	return r, nil
+}
+
+// release gives up the slots from index i on (those not filled yet).
+func (r *reservation) release(from int) {
+	for _, s := range r.slots[from:] {
+		s.fill <- nil
+	}
+}
+
+// missingRequired returns an error naming the first required plugin that
+// is not registered; the caller holds a.mu.
+func (a *Adaptation) missingRequiredLocked() error {
+	for full, ov := range a.cfg.overrides {
+		if !ov.Required {
+			continue
+		}
+		if !slices.ContainsFunc(a.plugins, func(p *plugin) bool { return p.full == full }) {
+			return &RequiredPluginError{Plugin: full}
+		}
+	}
+	return nil
+}
+
+// admit reserves p's name while it is configured. A second registration
+// under the name of a plugin that is itself registering, or of a builtin
+// or pre-installed plugin, is refused; an external plugin may replace an
+// external plugin of the same name (handover, see activate).
+func (a *Adaptation) admit(p *plugin) *RegistrationError {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
+	}
+	if _, busy := a.admitting[p.full]; busy {
+		return registrationError(p.full, codes.AlreadyExists, nil, "plugin %q is already registering", p.full)
+	}
+	if old := a.findLocked(p.full); old != nil && (old.kind != KindExternal || p.kind != KindExternal) {
+		return registrationError(p.full, codes.AlreadyExists, nil,
+			"plugin %q is already registered (%s); only external plugins can be replaced", p.full, old.kind)
+	}
+	a.admitting[p.full] = p
+	return nil
+}
+
+// unadmit drops a plugin whose registration failed.
+func (a *Adaptation) unadmit(p *plugin) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.admitting[p.full] == p {
+		delete(a.admitting, p.full)
+	}
+}
+
+func (a *Adaptation) findLocked(full string) *plugin {
+	for _, q := range a.plugins {
+		if q.full == full {
+			return q
+		}
+	}
+	return nil
+}
+
+// forget removes p from the registry.
+func (a *Adaptation) forget(p *plugin) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p.state = StateClosed
+	if a.admitting[p.full] == p {
+		delete(a.admitting, p.full)
+	}
+	if i := slices.Index(a.plugins, p); i >= 0 {
+		a.plugins = slices.Delete(a.plugins, i, i+1)
+	}
+	a.metrics.setPlugins(len(a.plugins))
+}
+
+// activate makes a configured plugin receive events: in one critical
+// section it inserts the plugin as synchronizing (replacing an external
+// plugin of the same name), and takes the runtime's snapshot; the
+// plugin's worker then sends Synchronize before any event. activate
+// returns when the plugin is synchronized, or failed to, or ctx ends.
+func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
+	done := make(chan error, 1)
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return ErrStopped
+	}
+	if p.state == StateClosed {
+		a.mu.Unlock()
+		return errPluginGone
+	}
+	if a.admitting[p.full] == p {
+		delete(a.admitting, p.full)
+	}
+	lctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
+	pods, ctrs, err := a.list(lctx)
+	cancel()
+	if err != nil {
+		a.mu.Unlock()
+		err = fmt.Errorf("listing pods and containers for plugin %q: %w", p.full, err)
+		p.disconnect(err.Error())
+		return err
+	}
+	old := a.findLocked(p.full)
+	if old != nil {
+		i := slices.Index(a.plugins, old)
+		a.plugins = slices.Delete(a.plugins, i, i+1)
+	}
+	p.state = StateSynchronizing
+	i, _ := slices.BinarySearchFunc(a.plugins, p, comparePlugins)
+	a.plugins = slices.Insert(a.plugins, i, p)
+	a.metrics.setPlugins(len(a.plugins))
+	// The queue is empty: this is the plugin's first work. It cannot be
+	// closed: disconnect takes a.mu before closing it.
+	p.enqueue(func(skip error) {
+		if skip != nil {
+			done <- skip
+			return
+		}
+		err := a.synchronize(p, pods, ctrs)
+		if err != nil {
+			p.disconnect("synchronization failed")
+		} else {
+			a.mu.Lock()
+			if p.state == StateSynchronizing {
+				p.state = StateActive
+			}
+			a.mu.Unlock()
+			a.log.Info("plugin synchronized", "plugin", p.full, "kind", p.kind.String(),
+				"events", p.events.String(), "pods", len(pods), "containers", len(ctrs))
+		}
+		done <- err
+	})
+	a.mu.Unlock()
+
+	if old != nil {
+		a.log.Info("plugin replaced by a new connection", "plugin", p.full)
+		old.retire()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

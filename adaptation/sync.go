@@ -1,0 +1,94 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// splitSync splits pods and containers into Synchronize requests whose
+// encoded size does not exceed limit bytes, pods first. Every request
+// but the last has More set. An object too large for a request on its
+// own travels alone. There is always at least one request.
+func splitSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) []*api.SynchronizeRequest {
+	// Room for "more = true" (tag and a one-byte varint).
+	budget := limit - 2
+	var (
+		parts = []*api.SynchronizeRequest{{}}
+		size  int
+	)
+	fit := func(n int) *api.SynchronizeRequest {
+		cur := parts[len(parts)-1]
+		if size > 0 && size+n > budget {
+			cur.More = true
+			cur = &api.SynchronizeRequest{}
+			parts = append(parts, cur)
+			size = 0
+		}
+		size += n
+		return cur
+	}
+	for _, p := range pods {
+		cur := fit(fieldSize(proto.Size(p)))
+		cur.Pods = append(cur.Pods, p)
+	}
+	for _, c := range ctrs {
+		cur := fit(fieldSize(proto.Size(c)))
+		cur.Containers = append(cur.Containers, c)
+	}
+	return parts
+}
+
+// fieldSize is the encoded size of a length-delimited field (numbers
+// below 16) holding n bytes.
+func fieldSize(n int) int { return 1 + protowire.SizeVarint(uint64(n)) + n }
+
+// errSplitSync is a plugin that does not follow the split Synchronize
+// protocol.
+var errSplitSync = errors.New("plugin does not handle split Synchronize requests (an intermediate answer must echo more=true and carry no updates)")
+
+// synchronize sends the snapshot to p, part by part, each under the
+// synchronize timeout, applies the updates the plugin asks for in its
+// last answer, and sets up the filter for the events queued meanwhile.
+// It runs on p's worker.
+func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.Container) error {
+	parts := splitSync(pods, ctrs, MaxSyncMessageSize)
+	var last *api.SynchronizeResponse
+	for i, req := range parts {
+		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.syncTimeout)
+		start := time.Now()
+		rsp, err := p.ep.Synchronize(ctx, req)
+		cancel()
+		kind := a.classifyErr(p, ctx, err)
+		a.metrics.observe(p.full, "Synchronize", time.Since(start), kind)
+		if err != nil {
+			if a.ctx.Err() != nil {
+				return ErrStopped
+			}
+			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: a.cfg.syncTimeout, Err: err}
+			return fmt.Errorf("part %d of %d: %w", i+1, len(parts), perr)
+		}
+		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
+			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureLost, Err: errSplitSync}
+		}
+		last = rsp
+	}
+	p.catch = newCatchUp(pods, ctrs)
+	if ups := last.GetUpdate(); len(ups) > 0 {
+		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
+		failed, err := a.update(ctx, ups, nil)
+		cancel()
+		switch {
+		case err != nil:
+			a.log.Warn("applying updates requested in Synchronize", "plugin", p.full, "error", err)
+		case len(failed) > 0:
+			a.log.Warn("some updates requested in Synchronize failed", "plugin", p.full, "failed", len(failed))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+// Package checkcmd is the `check` subcommand of the nri tool: `check plugin`
+// and `check runtime` run the conformance checker and print its report.
+package checkcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nrikit/nrikit/conformance"
+	"github.com/spf13/cobra"
+)
+
+// ErrChecksFailed is returned by the commands when the checker ran and at
+// least one check failed; the report has been printed by then.
+var ErrChecksFailed = errors.New("conformance checks failed")
+
+// New returns the `check` command with its `plugin` and `runtime`
+// subcommands.
+func New() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check an NRI plugin or runtime against the protocol",
+		Long: "check runs nrikit's conformance checker. `check plugin` plays the runtime for one plugin, " +
+			"`check runtime` plays a plugin against a runtime's socket. The exit status is non-zero if any check fails.",
+	}
+	cmd.AddCommand(newPluginCmd(), newRuntimeCmd())
+	return cmd
+}
+
+// outputFlag is the value of --output.
+type outputFlag string
+
+func (o outputFlag) validate() error {
+	switch o {
+	case "text", "json":
+		return nil
+	}
+	return fmt.Errorf("--output must be text or json, not %q", string(o))
+}
+
+func writeReport(w io.Writer, r *conformance.Report, format outputFlag) error {
+	var err error
+	if format == "json" {
+		err = r.WriteJSON(w)
+	} else {
+		err = r.WriteText(w)
+	}
+	if err != nil {
+		return err
+	}
+	if r.Failed() {
+		return ErrChecksFailed
+	}
+	return nil
+}
+
+// signalContext is the command's context, cancelled on SIGINT and SIGTERM
+// so that a launched plugin is stopped.
+func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+func newPluginCmd() *cobra.Command {
+	var (
+		cfg           conformance.PluginConfig
+		socket        string
+		timeout       time.Duration
+		configFile    string
+		output        = "text"
+		showOutput    bool
+		acceptTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "plugin [flags] [--] COMMAND [ARG...]",
+		Short: "Check an NRI plugin",
+		Long: "check plugin launches COMMAND as a runtime launches a pre-installed plugin (the socket as file " +
+			"descriptor 3, NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and NRI_PLUGIN_IDX in its environment), or with " +
+			"--socket accepts one external plugin on a unix socket, and checks registration, configuration, " +
+			"Synchronize (single and in parts), every subscribed event, unsubscribed events, the answers' " +
+			"adjustments, Shutdown and the reaction to the socket closing.",
+		Example: "  nri check plugin -- node plugins/js-env/plugin.js\n" +
+			"  nri check plugin --name 20-logger ./logger --verbose\n" +
+			"  nri check plugin --socket /tmp/check.sock --output json",
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(output).validate(); err != nil {
+				return err
+			}
+			switch {
+			case socket == "" && len(args) == 0:
+				return errors.New("give the plugin's COMMAND, or --socket PATH for an external plugin")
+			case socket != "" && len(args) > 0:
+				return errors.New("give either COMMAND or --socket, not both")
+			}
+			cfg.Command, cfg.Listen = args, socket
+			if configFile != "" {
+				if cfg.Config != "" {
+					return errors.New("give either --config or --config-file, not both")
+				}
+				b, err := os.ReadFile(configFile)
+				if err != nil {
+					return fmt.Errorf("reading the plugin configuration: %w", err)
+				}
+				cfg.Config = string(b)
+			}
+			if timeout > 0 {
+				cfg.RegistrationTimeout, cfg.RequestTimeout, cfg.ExitTimeout = timeout, timeout, timeout
+			}
+			cfg.AcceptTimeout = acceptTimeout
+			if showOutput {
+				cfg.Output = cmd.ErrOrStderr()
+			}
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			report, err := conformance.CheckPlugin(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), report, outputFlag(output))
+		},
+	}
+	f := cmd.Flags()
+	// Everything after COMMAND belongs to the plugin.
+	f.SetInterspersed(false)
+	f.StringVar(&socket, "socket", "", "accept one external plugin on this unix socket instead of launching COMMAND")
+	f.StringVar(&cfg.Name, "name", "", "plugin IDX-NAME (launched: what the plugin is told, default "+conformance.DefaultPluginName+"; external: what it must register as)")
+	f.DurationVar(&timeout, "timeout", 0, "bound for registration, each request and the exit (default: registration 5s, request 2s, exit 5s)")
+	f.DurationVar(&acceptTimeout, "accept-timeout", conformance.DefaultAcceptTimeout, "with --socket: how long to wait for the plugin to connect")
+	f.StringVar(&cfg.Config, "config", "", "configuration string sent to the plugin in Configure")
+	f.StringVar(&configFile, "config-file", "", "file whose content is sent to the plugin in Configure")
+	f.StringVarP(&output, "output", "o", output, "report format: text or json")
+	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr to stderr")
+	return cmd
+}
+
+func newRuntimeCmd() *cobra.Command {
+	var (
+		cfg    conformance.RuntimeConfig
+		socket string
+		output = "text"
+	)
+	cmd := &cobra.Command{
+		Use:   "runtime --socket PATH",
+		Short: "Check an NRI runtime",
+		Long: "check runtime connects to the runtime's NRI socket as external plugins do and checks that it " +
+			"answers RegisterPlugin, configures the plugin with sane timeouts, synchronizes it, and refuses an " +
+			"invalid plugin name and a subscription with unknown event bits with a reason.",
+		Example:      "  nri check runtime --socket /var/run/nri/nri.sock",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := outputFlag(output).validate(); err != nil {
+				return err
+			}
+			if socket == "" {
+				return errors.New("--socket PATH is required")
+			}
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			report, err := conformance.CheckRuntime(ctx, socket, cfg)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), report, outputFlag(output))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&socket, "socket", "", "the runtime's NRI socket (e.g. /var/run/nri/nri.sock)")
+	f.StringVar(&cfg.Name, "name", conformance.DefaultRuntimeCheckName, "IDX-NAME the checker registers as")
+	f.DurationVar(&cfg.Timeout, "timeout", conformance.DefaultRuntimeCheckTimeout, "bound for each step")
+	f.StringVarP(&output, "output", "o", output, "report format: text or json")
+	return cmd
+}

@@ -1,0 +1,115 @@
+package checkcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub"
+)
+
+const helperModeEnv = "CHECKCMD_HELPER_MODE"
+
+// TestHelperProcess is not a test: it is the plugin the command checks.
+func TestHelperProcess(t *testing.T) {
+	switch os.Getenv(helperModeEnv) {
+	case "":
+		t.Skip("helper process for the command tests")
+	case "good":
+		s, err := stub.New(plugin{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = s.Run(ctx)
+		os.Exit(0)
+	default: // exits without registering
+		os.Exit(4)
+	}
+}
+
+type plugin struct{}
+
+func (plugin) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return &api.ContainerAdjustment{Env: []*api.KeyValue{{Key: "CMD", Value: "ok"}}}, nil, nil
+}
+
+func run(t *testing.T, mode string, args ...string) (string, error) {
+	t.Helper()
+	t.Setenv(helperModeEnv, mode)
+	cmd := New()
+	var out, stderr bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	if stderr.Len() > 0 {
+		t.Logf("stderr: %s", stderr.String())
+	}
+	return out.String(), err
+}
+
+func helper() []string { return []string{"--", os.Args[0], "-test.run=^TestHelperProcess$"} }
+
+func TestCheckPluginCommandPasses(t *testing.T) {
+	out, err := run(t, "good", append([]string{"plugin", "--name", "20-cmd"}, helper()...)...)
+	if err != nil {
+		t.Fatalf("check plugin: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "result: PASS") || !strings.Contains(out, "answers CreateContainer") {
+		t.Errorf("output lacks the passing report:\n%s", out)
+	}
+}
+
+func TestCheckPluginCommandJSONAndFailure(t *testing.T) {
+	out, err := run(t, "exit", append([]string{"plugin", "--output", "json", "--timeout", "2s"}, helper()...)...)
+	if !errors.Is(err, ErrChecksFailed) {
+		t.Fatalf("err = %v, want ErrChecksFailed\n%s", err, out)
+	}
+	var report struct {
+		Failed  bool `json:"failed"`
+		Results []struct {
+			Name   string `json:"name"`
+			Passed bool   `json:"passed"`
+			Reason string `json:"reason"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if !report.Failed || len(report.Results) == 0 || report.Results[0].Passed || !strings.Contains(report.Results[0].Reason, "exit status 4") {
+		t.Errorf("report = %+v, want a failed registration naming the exit status", report)
+	}
+}
+
+func TestCheckCommandUsageErrors(t *testing.T) {
+	for name, args := range map[string][]string{
+		"no command":      {"plugin"},
+		"both modes":      {"plugin", "--socket", "/tmp/x.sock", "--", "true"},
+		"bad output":      {"plugin", "--output", "xml", "--", "true"},
+		"runtime no sock": {"runtime"},
+		"runtime args":    {"runtime", "--socket", "/tmp/x", "extra"},
+	} {
+		if _, err := run(t, "", args...); err == nil || errors.Is(err, ErrChecksFailed) {
+			t.Errorf("%s: err = %v, want a usage error", name, err)
+		}
+	}
+}
+
+func TestCheckRuntimeCommandUnreachable(t *testing.T) {
+	_, err := run(t, "", "runtime", "--socket", t.TempDir()+"/none.sock")
+	if err == nil || errors.Is(err, ErrChecksFailed) || !strings.Contains(err.Error(), "none.sock") {
+		t.Fatalf("err = %v, want a connection error naming the socket", err)
+	}
+}

@@ -1,0 +1,20 @@
+// Package conformance checks NRI plugins and runtimes against the protocol
+// of docs/protocol.md, the checker behind `nri check plugin` and `nri check
+// runtime`.
+//
+// CheckPlugin plays the runtime: it launches a plugin the way a runtime
+// does (a socket pair as file descriptor 3 and the NRI_PLUGIN_*
+// environment) or accepts one external plugin on a socket, and drives it
+// through registration, configuration, single and chunked Synchronize, every
+// subscribed event, events it did not subscribe to, Shutdown and the closing
+// of the socket. CheckRuntime plays a plugin against a runtime's socket.
+//
+// The runtime side is written directly with the mux package, ttrpc and the
+// generated api services rather than with the adaptation package, so that
+// the checker can do what a correct runtime never does, such as sending
+// events the plugin did not subscribe to.
+//
+// Each check yields a Result; a Report collects them and renders them as
+// text or JSON. A check failing does not abort the run unless later checks
+// cannot run without it (no registration, no configuration).
+package conformance

@@ -1,0 +1,177 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/proto"
+)
+
+// world is the runtime state the checker presents to a plugin: pods and
+// containers that exist at registration (sent in Synchronize), and a new
+// pod with a new container that go through their lifecycle as events.
+type world struct {
+	pods       []*api.PodSandbox
+	containers []*api.Container
+	newPod     *api.PodSandbox
+	newCtr     *api.Container
+}
+
+func newWorld() *world {
+	w := &world{}
+	for i := 0; i < 4; i++ {
+		pod := fixturePod(fmt.Sprintf("conformance-pod-%d", i), fmt.Sprintf("web-%d", i))
+		w.pods = append(w.pods, pod)
+		ctr := fixtureContainer(fmt.Sprintf("conformance-ctr-%d", i), pod, "app", api.ContainerState_CONTAINER_RUNNING)
+		w.containers = append(w.containers, ctr)
+	}
+	w.newPod = fixturePod("conformance-pod-new", "batch-0")
+	w.newCtr = fixtureContainer("conformance-ctr-new", w.newPod, "worker", api.ContainerState_CONTAINER_CREATED)
+	return w
+}
+
+// knownContainers are the IDs a plugin may name in updates and evictions.
+func (w *world) knownContainers() map[string]bool {
+	known := map[string]bool{w.newCtr.GetId(): true}
+	for _, c := range w.containers {
+		known[c.GetId()] = true
+	}
+	return known
+}
+
+func fixturePod(id, name string) *api.PodSandbox {
+	return &api.PodSandbox{
+		Id:             id,
+		Name:           name,
+		Uid:            "uid-" + id,
+		Namespace:      "default",
+		Labels:         map[string]string{"app": name, "io.kubernetes.pod.namespace": "default"},
+		Annotations:    map[string]string{"io.kubernetes.cri.sandbox-id": id},
+		RuntimeHandler: "runc",
+		Pid:            4242,
+		Ips:            []string{"10.88.0.17"},
+		Linux: &api.LinuxPodSandbox{
+			CgroupParent: "/kubepods/besteffort/pod" + id,
+			CgroupsPath:  "/kubepods/besteffort/pod" + id + "/" + id,
+			Namespaces: []*api.LinuxNamespace{
+				{Type: "network", Path: "/var/run/netns/cni-" + id},
+				{Type: "ipc"},
+				{Type: "uts"},
+			},
+			Resources: fixtureResources(),
+		},
+	}
+}
+
+func fixtureContainer(id string, pod *api.PodSandbox, name string, state api.ContainerState) *api.Container {
+	now := time.Now().UnixNano()
+	c := &api.Container{
+		Id:           id,
+		PodSandboxId: pod.GetId(),
+		Name:         name,
+		State:        state,
+		Labels:       map[string]string{"io.kubernetes.container.name": name},
+		Annotations:  map[string]string{"io.kubernetes.container.restartCount": "0"},
+		Args:         []string{"/bin/server", "--port=8080"},
+		Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=" + pod.GetName()},
+		Mounts: []*api.Mount{
+			{Destination: "/etc/hosts", Type: "bind", Source: "/var/lib/pods/" + pod.GetId() + "/etc-hosts", Options: []string{"rbind", "rw"}},
+			{Destination: "/dev/shm", Type: "bind", Source: "/run/pods/" + pod.GetId() + "/shm", Options: []string{"rbind", "rw"}},
+		},
+		Linux: &api.LinuxContainer{
+			Namespaces: []*api.LinuxNamespace{
+				{Type: "pid"}, {Type: "mount"},
+				{Type: "network", Path: "/var/run/netns/cni-" + pod.GetId()},
+			},
+			Resources:   fixtureResources(),
+			CgroupsPath: "/kubepods/besteffort/pod" + pod.GetId() + "/" + id,
+			OomScoreAdj: &api.OptionalInt{Value: 1000},
+		},
+		Rlimits:   []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1048576, Soft: 1048576}},
+		CreatedAt: now,
+		User:      &api.User{Uid: 1000, Gid: 1000},
+		Image:     &api.Image{Name: "registry.example.com/app:1.0"},
+	}
+	if state == api.ContainerState_CONTAINER_RUNNING {
+		c.StartedAt = now
+		c.Pid = 4343
+	}
+	return c
+}
+
+func fixtureResources() *api.LinuxResources {
+	return &api.LinuxResources{
+		Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 256 << 20}},
+		Cpu: &api.LinuxCPU{
+			Shares: &api.OptionalUInt64{Value: 512},
+			Quota:  &api.OptionalInt64{Value: 50000},
+			Period: &api.OptionalUInt64{Value: 100000},
+		},
+	}
+}
+
+// lifecycle is the order in which the checker delivers events: the new
+// pod and its container from start to removal.
+var lifecycle = []api.Event{
+	api.Event_RUN_POD_SANDBOX,
+	api.Event_CREATE_CONTAINER,
+	api.Event_VALIDATE_CONTAINER_ADJUSTMENT,
+	api.Event_POST_CREATE_CONTAINER,
+	api.Event_START_CONTAINER,
+	api.Event_POST_START_CONTAINER,
+	api.Event_UPDATE_CONTAINER,
+	api.Event_POST_UPDATE_CONTAINER,
+	api.Event_UPDATE_POD_SANDBOX,
+	api.Event_POST_UPDATE_POD_SANDBOX,
+	api.Event_STOP_CONTAINER,
+	api.Event_REMOVE_CONTAINER,
+	api.Event_STOP_POD_SANDBOX,
+	api.Event_REMOVE_POD_SANDBOX,
+}
+
+// deliver sends event ev about the world's new pod and container and
+// returns the plugin's answer.
+func (w *world) deliver(ctx context.Context, p api.PluginService, ev api.Event, plugin *api.PluginInstance) (proto.Message, error) {
+	pod, ctr := w.newPod, w.newCtr
+	switch ev {
+	case api.Event_RUN_POD_SANDBOX:
+		return p.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod})
+	case api.Event_STOP_POD_SANDBOX:
+		return p.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: pod})
+	case api.Event_REMOVE_POD_SANDBOX:
+		return p.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod})
+	case api.Event_UPDATE_POD_SANDBOX:
+		return p.UpdatePodSandbox(ctx, &api.UpdatePodSandboxRequest{Pod: pod, LinuxResources: fixtureResources()})
+	case api.Event_POST_UPDATE_POD_SANDBOX:
+		return p.PostUpdatePodSandbox(ctx, &api.PostUpdatePodSandboxRequest{Pod: pod})
+	case api.Event_CREATE_CONTAINER:
+		return p.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_POST_CREATE_CONTAINER:
+		return p.PostCreateContainer(ctx, &api.PostCreateContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_START_CONTAINER:
+		return p.StartContainer(ctx, &api.StartContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_POST_START_CONTAINER:
+		return p.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_UPDATE_CONTAINER:
+		res := fixtureResources()
+		res.Memory.Limit = &api.OptionalInt64{Value: 512 << 20}
+		return p.UpdateContainer(ctx, &api.UpdateContainerRequest{Pod: pod, Container: ctr, LinuxResources: res})
+	case api.Event_POST_UPDATE_CONTAINER:
+		return p.PostUpdateContainer(ctx, &api.PostUpdateContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_STOP_CONTAINER:
+		return p.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_REMOVE_CONTAINER:
+		return p.RemoveContainer(ctx, &api.RemoveContainerRequest{Pod: pod, Container: ctr})
+	case api.Event_VALIDATE_CONTAINER_ADJUSTMENT:
+		return p.ValidateContainerAdjustment(ctx, &api.ValidateContainerAdjustmentRequest{
+			Pod:       pod,
+			Container: ctr,
+			Adjust:    &api.ContainerAdjustment{},
+			Owners:    &api.OwningPlugins{Owners: map[string]*api.FieldOwners{}},
+			Plugins:   []*api.PluginInstance{plugin},
+		})
+	}
+	return nil, fmt.Errorf("event %d cannot be delivered", ev)
+}

@@ -1,0 +1,16 @@
+package conformance
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperModeEnv) != "" {
+		// A helper plugin process: TestHelperProcess exits by itself.
+		os.Exit(m.Run())
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,340 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Names of the plugin checks, as they appear in a Report. The checks of the
+// subscribed events are named by EventCheckName.
+const (
+	CheckRegisters    = "registers within the timeout"
+	CheckIdentity     = "valid name and index"
+	CheckConfigure    = "answers Configure"
+	CheckSubscription = "subscription valid"
+	CheckSyncSingle   = "answers Synchronize (one part)"
+	CheckSyncChunked  = "answers Synchronize (4 parts)"
+	CheckWellFormed   = "no malformed adjustments"
+	CheckConsistent   = "no conflicting adjustments"
+	CheckLatency      = "event latency (informational)"
+	CheckProbe        = "unsubscribed events (informational)"
+	CheckStaysUp      = "stays up after unsubscribed events"
+	CheckShutdown     = "answers Shutdown"
+	CheckCloses       = "exits or disconnects when the socket closes"
+)
+
+// EventCheckName is the name of the check that delivers event ev.
+func EventCheckName(ev api.Event) string { return "answers " + ev.Name() }
+
+// Identity of the checker as a runtime, sent in ConfigureRequest.
+const (
+	CheckerRuntimeName    = "nrikit-conformance"
+	CheckerRuntimeVersion = "v0.1.0"
+	checkerNRIVersion     = "v0.12.5"
+)
+
+// DefaultPluginName is the IDX-NAME a launched plugin is given unless
+// PluginConfig.Name says otherwise.
+const DefaultPluginName = "10-check-target"
+
+// Defaults of PluginConfig's timeouts.
+const (
+	DefaultExitTimeout   = 5 * time.Second
+	DefaultAcceptTimeout = 60 * time.Second
+)
+
+// PluginConfig says which plugin CheckPlugin checks and how.
+type PluginConfig struct {
+	// Command launches the plugin as a runtime would: with a socket pair
+	// as file descriptor 3 and NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and
+	// NRI_PLUGIN_IDX in its environment. Exactly one of Command, Listen
+	// and Listener must be set.
+	Command []string
+	// Env is added to a launched plugin's environment (KEY=VALUE).
+	Env []string
+	// Listen is a unix socket path on which the checker accepts one
+	// external plugin.
+	Listen string
+	// Listener, instead of Listen, is a listener the checker accepts one
+	// external plugin from; the checker closes it.
+	Listener net.Listener
+	// Name is the plugin's IDX-NAME: what a launched plugin is told
+	// (default DefaultPluginName) and, if set for an external plugin, the
+	// identity it must register with.
+	Name string
+	// Config is sent as ConfigureRequest.config.
+	Config string
+	// SupportedEvents is the event mask the checker advertises and
+	// delivers; 0 means api.AllEvents.
+	SupportedEvents api.EventMask
+	// RegistrationTimeout bounds the wait for RegisterPlugin (default
+	// api.DefaultRegistrationTimeout).
+	RegistrationTimeout time.Duration
+	// RequestTimeout bounds each request to the plugin (default
+	// api.DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// ExitTimeout bounds the wait for the plugin to exit or disconnect
+	// after the checker closed the socket (default DefaultExitTimeout).
+	ExitTimeout time.Duration
+	// AcceptTimeout bounds the wait for an external plugin to connect
+	// (default DefaultAcceptTimeout).
+	AcceptTimeout time.Duration
+	// Output receives a copy of a launched plugin's stdout and stderr.
+	Output io.Writer
+}
+
+func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
+	modes := 0
+	for _, set := range []bool{len(cfg.Command) > 0, cfg.Listen != "", cfg.Listener != nil} {
+		if set {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return cfg, errors.New("exactly one of Command, Listen and Listener must be set")
+	}
+	if cfg.Name == "" && len(cfg.Command) > 0 {
+		cfg.Name = DefaultPluginName
+	}
+	if cfg.Name != "" {
+		if _, _, err := api.ParsePluginName(cfg.Name); err != nil {
+			return cfg, fmt.Errorf("plugin name %q: %w", cfg.Name, err)
+		}
+	}
+	if cfg.SupportedEvents == 0 {
+		cfg.SupportedEvents = api.AllEvents
+	}
+	if u := cfg.SupportedEvents.Unknown(); u != 0 {
+		return cfg, fmt.Errorf("supported events contain unknown bits 0x%x", int32(u))
+	}
+	defaultDuration(&cfg.RegistrationTimeout, api.DefaultRegistrationTimeout)
+	defaultDuration(&cfg.RequestTimeout, api.DefaultRequestTimeout)
+	defaultDuration(&cfg.ExitTimeout, DefaultExitTimeout)
+	defaultDuration(&cfg.AcceptTimeout, DefaultAcceptTimeout)
+	return cfg, nil
+}
+
+func defaultDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// pluginCheck is one run of CheckPlugin.
+type pluginCheck struct {
+	cfg   PluginConfig
+	rec   recorder
+	sess  *pluginSession
+	proc  *process // nil for an external plugin
+	world *world
+
+	reg        registration
+	full       string // the plugin's IDX-NAME as registered
+	subscribed api.EventMask
+	found      findings
+	latency    []string
+}
+
+// CheckPlugin runs the plugin checks against one plugin and reports each.
+// It returns an error only if the check could not be set up (the plugin
+// could not be started, no external plugin connected); every misbehaviour
+// of the plugin is a failed check in the report.
+func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	c := &pluginCheck{cfg: cfg, world: newWorld()}
+	var conn net.Conn
+	switch {
+	case len(cfg.Command) > 0:
+		idx, name, _ := api.ParsePluginName(cfg.Name)
+		c.proc, conn, err = launch(cfg.Command, idx, name, cfg.Env, cfg.Output)
+	case cfg.Listener != nil:
+		conn, err = acceptFrom(ctx, cfg.Listener, cfg.AcceptTimeout)
+	default:
+		conn, err = acceptOne(ctx, cfg.Listen, cfg.AcceptTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	c.sess, err = newPluginSession(conn)
+	if err != nil {
+		if c.proc != nil {
+			c.proc.kill()
+		}
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	defer func() {
+		_ = c.sess.close()
+		if c.proc != nil {
+			c.proc.kill()
+		}
+	}()
+	c.run(ctx)
+	return &c.rec.report, nil
+}
+
+// acceptFrom accepts one connection from l within d and closes l.
+func acceptFrom(ctx context.Context, l net.Listener, d time.Duration) (net.Conn, error) {
+	type deadliner interface{ SetDeadline(time.Time) error }
+	defer l.Close()
+	if dl, ok := l.(deadliner); ok {
+		if err := dl.SetDeadline(time.Now().Add(d)); err != nil {
+			return nil, fmt.Errorf("setting the accept deadline: %w", err)
+		}
+	}
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	conn, err := l.Accept()
+	if err != nil {
+		return nil, fmt.Errorf("no plugin connected to %s within %s: %w", l.Addr(), d, err)
+	}
+	return conn, nil
+}
+
+func (c *pluginCheck) run(ctx context.Context) {
+	if !c.register(ctx) || !c.identity() || !c.configure(ctx) {
+		return
+	}
+	c.reg.answer <- nil
+	c.synchronizeSingle(ctx)
+	c.synchronizeChunked(ctx)
+	c.events(ctx)
+	c.report()
+	c.probe(ctx)
+	c.shutdown(ctx)
+	c.closes(ctx)
+}
+
+// gone describes why the plugin is unreachable: the connection's failure
+// and, for a launched plugin, how it exited.
+func (c *pluginCheck) gone() string {
+	reason := "connection closed"
+	if err := c.sess.mux.Err(); err != nil {
+		reason = "connection closed: " + err.Error()
+	}
+	if c.proc != nil && c.proc.waitExit(context.Background(), 500*time.Millisecond) {
+		reason += "; plugin " + c.proc.exitDescription()
+	}
+	return reason
+}
+
+func (c *pluginCheck) register(ctx context.Context) bool {
+	start := time.Now()
+	timer := time.NewTimer(c.cfg.RegistrationTimeout)
+	defer timer.Stop()
+	var exited <-chan struct{}
+	if c.proc != nil {
+		exited = c.proc.exited
+	}
+	select {
+	case c.reg = <-c.sess.registrations:
+		c.full = api.FullPluginName(c.reg.req.GetPluginIdx(), c.reg.req.GetPluginName())
+		c.rec.pass(CheckRegisters, time.Since(start), "RegisterPlugin{name %q, index %q, NRI version %q}",
+			c.reg.req.GetPluginName(), c.reg.req.GetPluginIdx(), c.reg.req.GetNRIVersion())
+		return true
+	case <-exited:
+		c.rec.fail(CheckRegisters, time.Since(start), "plugin %s before registering", c.proc.exitDescription())
+	case <-c.sess.done():
+		c.rec.fail(CheckRegisters, time.Since(start), "%s before RegisterPlugin", c.gone())
+	case <-timer.C:
+		c.rec.fail(CheckRegisters, time.Since(start), "no RegisterPlugin within %s", c.cfg.RegistrationTimeout)
+	case <-ctx.Done():
+		c.rec.fail(CheckRegisters, time.Since(start), "check cancelled: %v", ctx.Err())
+	}
+	return false
+}
+
+// reject answers RegisterPlugin with an error, as nrikit's runtime does,
+// and gives the answer time to leave before the connection is closed.
+func (c *pluginCheck) reject(code codes.Code, format string, args ...any) {
+	c.reg.answer <- status.Errorf(code, format, args...)
+	select {
+	case <-time.After(answerGrace):
+	case <-c.sess.done():
+	}
+}
+
+func (c *pluginCheck) identity() bool {
+	name, idx := c.reg.req.GetPluginName(), c.reg.req.GetPluginIdx()
+	var problem error
+	if err := api.CheckPluginName(name); err != nil {
+		problem = err
+	} else if err := api.CheckPluginIndex(idx); err != nil {
+		problem = err
+	} else if c.cfg.Name != "" && c.full != c.cfg.Name {
+		problem = fmt.Errorf("registered as %q, but the runtime knows the plugin as %q", c.full, c.cfg.Name)
+	}
+	if problem != nil {
+		c.rec.fail(CheckIdentity, 0, "%v", problem)
+		c.reject(codes.InvalidArgument, "plugin %q: %v", c.full, problem)
+		return false
+	}
+	c.rec.pass(CheckIdentity, 0, "%s", c.full)
+	return true
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func (c *pluginCheck) configure(ctx context.Context) bool {
+	req := &api.ConfigureRequest{
+		Config:              c.cfg.Config,
+		RuntimeName:         CheckerRuntimeName,
+		RuntimeVersion:      CheckerRuntimeVersion,
+		RegistrationTimeout: ms(c.cfg.RegistrationTimeout),
+		RequestTimeout:      ms(c.cfg.RequestTimeout),
+		NRIVersion:          checkerNRIVersion,
+		SupportedEvents:     int32(c.cfg.SupportedEvents),
+		MaxRequestTimeout:   ms(c.cfg.RequestTimeout),
+		SynchronizeTimeout:  ms(c.cfg.RequestTimeout),
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := c.sess.plugin.Configure(cctx, req)
+	d := time.Since(start)
+	if err != nil {
+		c.rec.fail(CheckConfigure, d, "%s", describeCallError(err))
+		reason := describeCallError(err)
+		if st, ok := status.FromError(err); ok && st.Code() != codes.DeadlineExceeded {
+			reason = st.Message()
+		}
+		c.reject(codes.FailedPrecondition, "plugin %q rejected its configuration: %s", c.full, reason)
+		return false
+	}
+	c.rec.pass(CheckConfigure, d, "failure policy: fail_request=%t keep_connected=%t; requested timeout %d ms",
+		resp.GetFailurePolicy().GetFailRequest(), resp.GetFailurePolicy().GetKeepConnected(), resp.GetRequestTimeout())
+
+	events := api.EventMask(resp.GetEvents())
+	supported := c.cfg.SupportedEvents
+	switch {
+	case events.Unknown() != 0:
+		reason := fmt.Sprintf("subscription 0x%x contains unknown event bits 0x%x", int32(events), int32(events.Unknown()))
+		c.rec.fail(CheckSubscription, 0, "%s", reason)
+		c.reject(codes.InvalidArgument, "plugin %q: %s", c.full, reason)
+		return false
+	case events&^supported != 0:
+		extra := events &^ supported
+		reason := fmt.Sprintf("subscribed to events this runtime does not support: %s (0x%x); supported: %s",
+			extra, int32(extra), supported)
+		c.rec.fail(CheckSubscription, 0, "%s", reason)
+		c.reject(codes.InvalidArgument, "plugin %q %s", c.full, reason)
+		return false
+	case events == 0:
+		c.subscribed = supported
+		c.rec.pass(CheckSubscription, 0, "0: all events (%s)", supported)
+	default:
+		c.subscribed = events
+		c.rec.pass(CheckSubscription, 0, "%s (0x%x)", events, int32(events))
+	}
+	return true
+}

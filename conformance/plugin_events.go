@@ -1,0 +1,273 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// callTimeout runs fn with the request timeout and returns its duration.
+func (c *pluginCheck) callTimeout(ctx context.Context, fn func(context.Context) error) (time.Duration, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	start := time.Now()
+	err := fn(cctx)
+	return time.Since(start), err
+}
+
+func (c *pluginCheck) synchronizeSingle(ctx context.Context) {
+	req := &api.SynchronizeRequest{Pods: c.world.pods[:2], Containers: c.world.containers[:2]}
+	var resp *api.SynchronizeResponse
+	d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
+		resp, err = c.sess.plugin.Synchronize(ctx, req)
+		return err
+	})
+	switch {
+	case err != nil:
+		c.rec.fail(CheckSyncSingle, d, "%s", describeCallError(err))
+	case resp.GetMore():
+		c.rec.fail(CheckSyncSingle, d, "answered the only part with more=true")
+	default:
+		checkUpdates(&c.found, "Synchronize", resp.GetUpdate(), c.world.knownContainers())
+		c.rec.pass(CheckSyncSingle, d, "%d pods, %d containers: %d updates", len(req.Pods), len(req.Containers), len(resp.GetUpdate()))
+	}
+}
+
+func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
+	parts := len(c.world.pods)
+	var total time.Duration
+	for i := 0; i < parts; i++ {
+		last := i == parts-1
+		req := &api.SynchronizeRequest{
+			Pods:       c.world.pods[i : i+1],
+			Containers: c.world.containers[i : i+1],
+			More:       !last,
+		}
+		var resp *api.SynchronizeResponse
+		d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
+			resp, err = c.sess.plugin.Synchronize(ctx, req)
+			return err
+		})
+		total += d
+		switch {
+		case err != nil:
+			c.rec.fail(CheckSyncChunked, total, "part %d of %d: %s", i+1, parts, describeCallError(err))
+			return
+		case !last && !resp.GetMore():
+			c.rec.fail(CheckSyncChunked, total, "answered part %d of %d (more=true) with more=false: the plugin does not handle split requests", i+1, parts)
+			return
+		case !last && len(resp.GetUpdate()) > 0:
+			c.rec.fail(CheckSyncChunked, total, "answered part %d of %d with %d updates; updates belong in the answer to the last part", i+1, parts, len(resp.GetUpdate()))
+			return
+		case last && resp.GetMore():
+			c.rec.fail(CheckSyncChunked, total, "answered the last part with more=true")
+			return
+		case last:
+			checkUpdates(&c.found, "Synchronize (4 parts)", resp.GetUpdate(), c.world.knownContainers())
+			c.rec.pass(CheckSyncChunked, total, "%d parts, %d updates", parts, len(resp.GetUpdate()))
+		}
+	}
+}
+
+func (c *pluginCheck) deliver(ctx context.Context, ev api.Event) (proto.Message, time.Duration, error) {
+	var resp proto.Message
+	inst := &api.PluginInstance{Name: c.reg.req.GetPluginName(), Index: c.reg.req.GetPluginIdx()}
+	d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
+		resp, err = c.world.deliver(ctx, c.sess.plugin, ev, inst)
+		return err
+	})
+	return resp, d, err
+}
+
+func (c *pluginCheck) events(ctx context.Context) {
+	known := c.world.knownContainers()
+	for _, ev := range lifecycle {
+		if !c.subscribed.IsSet(ev) {
+			continue
+		}
+		name := EventCheckName(ev)
+		resp, d, err := c.deliver(ctx, ev)
+		switch {
+		case err != nil && status.Code(err) == codes.Unimplemented:
+			c.rec.fail(name, d, "subscribed, but answered UNIMPLEMENTED: %s", status.Convert(err).Message())
+		case err != nil:
+			c.rec.fail(name, d, "%s", describeCallError(err))
+		default:
+			checkAnswer(&c.found, ev, resp, known)
+			c.rec.pass(name, d, "%s", summarize(resp))
+		}
+		c.latency = append(c.latency, fmt.Sprintf("%s %s", ev.Name(), formatDuration(d)))
+	}
+}
+
+// summarize describes an answer in a few words.
+func summarize(resp proto.Message) string {
+	switch r := resp.(type) {
+	case *api.CreateContainerResponse:
+		a := r.GetAdjust()
+		return fmt.Sprintf("adjusts %d env, %d mounts, %d annotations; %d updates, %d evictions",
+			len(a.GetEnv()), len(a.GetMounts()), len(a.GetAnnotations()), len(r.GetUpdate()), len(r.GetEvict()))
+	case *api.UpdateContainerResponse:
+		return fmt.Sprintf("%d updates, %d evictions", len(r.GetUpdate()), len(r.GetEvict()))
+	case *api.StopContainerResponse:
+		return fmt.Sprintf("%d updates", len(r.GetUpdate()))
+	case *api.ValidateContainerAdjustmentResponse:
+		if r.GetReject() {
+			return "rejects: " + r.GetReason()
+		}
+		return "accepts"
+	}
+	return "answered"
+}
+
+// report turns the findings of the answers so far into their checks.
+func (c *pluginCheck) report() {
+	if len(c.found.malformed) == 0 {
+		c.rec.pass(CheckWellFormed, 0, "")
+	} else {
+		c.rec.fail(CheckWellFormed, 0, "%s", strings.Join(c.found.malformed, "; "))
+	}
+	if len(c.found.conflicts) == 0 {
+		c.rec.pass(CheckConsistent, 0, "")
+	} else {
+		c.rec.fail(CheckConsistent, 0, "%s", strings.Join(c.found.conflicts, "; "))
+	}
+	if len(c.latency) == 0 {
+		c.rec.pass(CheckLatency, 0, "no events delivered")
+	} else {
+		c.rec.pass(CheckLatency, 0, "%s", strings.Join(c.latency, ", "))
+	}
+}
+
+// probe sends the events the plugin did not subscribe to (informational),
+// then checks that the plugin is still there.
+func (c *pluginCheck) probe(ctx context.Context) {
+	var outcomes []string
+	start := time.Now()
+	lost := false
+	for _, ev := range lifecycle {
+		if c.subscribed.IsSet(ev) || !c.cfg.SupportedEvents.IsSet(ev) {
+			continue
+		}
+		_, d, err := c.deliver(ctx, ev)
+		switch {
+		case err == nil:
+			outcomes = append(outcomes, ev.Name()+": answered")
+		case status.Code(err) == codes.Unimplemented:
+			outcomes = append(outcomes, ev.Name()+": UNIMPLEMENTED")
+		default:
+			outcomes = append(outcomes, fmt.Sprintf("%s: %s after %s", ev.Name(), describeCallError(err), formatDuration(d)))
+		}
+		if c.isGone() {
+			lost = true
+			break
+		}
+	}
+	switch {
+	case len(outcomes) == 0:
+		c.rec.pass(CheckProbe, time.Since(start), "subscribed to every event")
+		c.rec.pass(CheckStaysUp, 0, "no unsubscribed events to send")
+		return
+	default:
+		c.rec.pass(CheckProbe, time.Since(start), "%s", strings.Join(outcomes, ", "))
+	}
+	if lost || c.isGone() {
+		c.rec.fail(CheckStaysUp, 0, "after %s: %s", outcomes[len(outcomes)-1], c.gone())
+		return
+	}
+	first := c.firstSubscribed()
+	_, d, err := c.deliver(ctx, first)
+	if err != nil {
+		c.rec.fail(CheckStaysUp, d, "%s after the unsubscribed events: %s", first.Name(), describeCallError(err))
+		return
+	}
+	c.rec.pass(CheckStaysUp, d, "%s still answered", first.Name())
+}
+
+func (c *pluginCheck) firstSubscribed() api.Event {
+	for _, ev := range lifecycle {
+		if c.subscribed.IsSet(ev) {
+			return ev
+		}
+	}
+	return lifecycle[0]
+}
+
+// isGone reports whether the connection is closed or the plugin exited.
+func (c *pluginCheck) isGone() bool {
+	select {
+	case <-c.sess.done():
+		return true
+	default:
+	}
+	return c.proc != nil && c.proc.hasExited()
+}
+
+func (c *pluginCheck) shutdown(ctx context.Context) {
+	d, err := c.callTimeout(ctx, func(ctx context.Context) error {
+		_, err := c.sess.plugin.Shutdown(ctx, &api.Empty{})
+		return err
+	})
+	if err != nil {
+		c.rec.fail(CheckShutdown, d, "%s", describeCallError(err))
+		return
+	}
+	c.rec.pass(CheckShutdown, d, "")
+}
+
+// closes closes the runtime's end of the socket (for writing: the plugin
+// reads EOF) and waits for a launched plugin to exit, or an external one
+// to close its end. A plugin may have closed the connection itself after
+// Shutdown; then only its exit is awaited.
+func (c *pluginCheck) closes(ctx context.Context) {
+	start := time.Now()
+	closedByPlugin := c.isGone()
+	if !closedByPlugin {
+		if err := c.sess.closeWrite(); err != nil {
+			if !c.isGone() {
+				c.rec.fail(CheckCloses, 0, "%v", err)
+				return
+			}
+			closedByPlugin = true
+		}
+	}
+	how := "runtime closed the socket"
+	if closedByPlugin {
+		how = "plugin closed the connection itself"
+	}
+	timer := time.NewTimer(c.cfg.ExitTimeout)
+	defer timer.Stop()
+	if c.proc != nil {
+		select {
+		case <-c.proc.exited:
+			desc := "exited with status 0"
+			if c.proc.err != nil {
+				desc = c.proc.exitDescription()
+			}
+			c.rec.pass(CheckCloses, time.Since(start), "%s: plugin %s", how, desc)
+		case <-timer.C:
+			c.rec.fail(CheckCloses, time.Since(start), "%s: plugin still running %s later", how, c.cfg.ExitTimeout)
+		case <-ctx.Done():
+			c.rec.fail(CheckCloses, time.Since(start), "check cancelled: %v", ctx.Err())
+		}
+		return
+	}
+	if closedByPlugin {
+		c.rec.pass(CheckCloses, time.Since(start), "plugin closed the connection itself")
+		return
+	}
+	select {
+	case <-c.sess.done():
+		c.rec.pass(CheckCloses, time.Since(start), "plugin closed its end of the connection")
+	case <-timer.C:
+		c.rec.fail(CheckCloses, time.Since(start), "plugin kept the connection open %s after the runtime closed the socket", c.cfg.ExitTimeout)
+	case <-ctx.Done():
+		c.rec.fail(CheckCloses, time.Since(start), "check cancelled: %v", ctx.Err())
+	}
+}

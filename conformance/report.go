@@ -1,0 +1,139 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Result is the outcome of one check.
+type Result struct {
+	// Name identifies the check, e.g. "registers within the timeout".
+	Name string `json:"name"`
+	// Passed is true if the check passed. Informational checks always pass.
+	Passed bool `json:"passed"`
+	// Reason explains a failure, or gives what an informational check
+	// found.
+	Reason string `json:"reason,omitempty"`
+	// Duration is how long the check took (for event checks: the plugin's
+	// latency).
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Report is the outcome of a checker run, in the order the checks ran.
+type Report struct {
+	// Results holds one entry per check that ran.
+	Results []Result `json:"results"`
+}
+
+// Failed reports whether any check failed.
+func (r *Report) Failed() bool {
+	for _, res := range r.Results {
+		if !res.Passed {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts returns how many checks passed and failed.
+func (r *Report) Counts() (passed, failed int) {
+	for _, res := range r.Results {
+		if res.Passed {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return passed, failed
+}
+
+// Result returns the result of the check called name, if it ran.
+func (r *Report) Result(name string) (Result, bool) {
+	for _, res := range r.Results {
+		if res.Name == name {
+			return res, true
+		}
+	}
+	return Result{}, false
+}
+
+// WriteText renders the report for people: one line per check, then a
+// verdict line.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, res := range r.Results {
+		mark := "PASS"
+		if !res.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "%s  %-52s %10s", mark, res.Name, formatDuration(res.Duration))
+		if res.Reason != "" {
+			fmt.Fprintf(&b, "  %s", res.Reason)
+		}
+		b.WriteByte('\n')
+	}
+	passed, failed := r.Counts()
+	if failed == 0 {
+		fmt.Fprintf(&b, "result: PASS (%d checks)\n", passed)
+	} else {
+		fmt.Fprintf(&b, "result: FAIL (%d of %d checks failed)\n", failed, passed+failed)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON renders the report as indented JSON, with a "failed" summary
+// field.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := struct {
+		Failed  bool     `json:"failed"`
+		Results []Result `json:"results"`
+	}{Failed: r.Failed(), Results: r.Results}
+	if out.Results == nil {
+		out.Results = []Result{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	default:
+		return d.Round(100 * time.Microsecond).String()
+	}
+}
+
+// recorder accumulates results, timing each check.
+type recorder struct {
+	report Report
+}
+
+func (rc *recorder) add(name string, passed bool, d time.Duration, format string, args ...any) {
+	rc.report.Results = append(rc.report.Results, Result{
+		Name:     name,
+		Passed:   passed,
+		Reason:   fmt.Sprintf(format, args...),
+		Duration: d,
+	})
+}
+
+func (rc *recorder) pass(name string, d time.Duration, format string, args ...any) {
+	rc.add(name, true, d, format, args...)
+}
+
+func (rc *recorder) fail(name string, d time.Duration, format string, args ...any) {
+	rc.add(name, false, d, format, args...)
+}
