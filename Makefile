@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: js-deps all build test test-unit test-interop fuzz lint generate check-generated tools bench clean
+.PHONY: test-js js-deps all build test test-unit test-interop fuzz lint generate check-generated tools bench clean
 
 all: build
 
@@ -13,7 +13,7 @@ build:
 	$(GO) build ./...
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop.
-test: check-format vet lint check-generated test-unit fuzz test-interop
+test: check-format vet lint check-generated test-unit test-js fuzz test-interop
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -24,6 +24,10 @@ vet:
 
 test-unit: js-deps
 	$(GO) test -race -count=1 ./...
+
+## test-js: the JavaScript plugin's own unit tests (node's test runner).
+test-js: js-deps
+	cd plugins/js-env && node --test test/
 
 ## js-deps: install the JavaScript plugin's pinned npm dependencies (package-lock.json).
 js-deps:
