@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 )
 
 // ListFunc returns the pods and containers that exist in the runtime. The
@@ -54,6 +55,9 @@ type Adaptation struct {
 	plugins   []*plugin          // synchronizing and active, in invocation order
 	admitting map[string]*plugin // registration in progress, by full name
 	listener  net.Listener
+	// lastScopes are the effective scopes required plugins last
+	// registered with, by full name (see missingRequiredLocked).
+	lastScopes map[string]*filter.Filter
 }
 
 // New creates an Adaptation for the runtime runtimeName/runtimeVersion.
@@ -84,16 +88,17 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Adaptation{
-		name:      runtimeName,
-		version:   runtimeVersion,
-		list:      list,
-		update:    update,
-		cfg:       cfg,
-		log:       cfg.logger,
-		metrics:   m,
-		ctx:       ctx,
-		cancel:    cancel,
-		admitting: map[string]*plugin{},
+		name:       runtimeName,
+		version:    runtimeVersion,
+		list:       list,
+		update:     update,
+		cfg:        cfg,
+		log:        cfg.logger,
+		metrics:    m,
+		ctx:        ctx,
+		cancel:     cancel,
+		admitting:  map[string]*plugin{},
+		lastScopes: map[string]*filter.Filter{},
 	}, nil
 }
 
@@ -298,6 +303,16 @@ type PluginInfo struct {
 	FailRequest, KeepConnected bool
 	// Required is set if the administrator marked the plugin required.
 	Required bool
+	// Scope is the plugin's effective scope (the administrator's and
+	// its own), as filter.Filter.String renders it: "all" if the plugin
+	// receives events about every pod and container.
+	Scope string
+	// Filtered counts the events the plugin subscribed to but was not
+	// sent because their pod or container is outside its scope.
+	Filtered uint64
+	// OptedOut counts the events the plugin subscribed to but was not
+	// sent because it opted out of their pod or container.
+	OptedOut uint64
 }
 
 // FullName returns IDX-NAME.
@@ -320,7 +335,8 @@ func (a *Adaptation) Plugins() []PluginInfo {
 			Name: p.name, Index: p.idx, Kind: p.kind, PID: p.pid, Events: p.events,
 			State: p.state, RequestTimeout: p.timeout,
 			FailRequest: p.policy.failRequest, KeepConnected: p.policy.keepConnected,
-			Required: p.required,
+			Required: p.required, Scope: p.scope,
+			Filtered: p.filtered.Load(), OptedOut: p.optedOut.Load(),
 		})
 	}
 	return infos

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/merge"
+	"google.golang.org/protobuf/proto"
 )
 
 // CreateContainer relays the creation of a container to the plugins, in
@@ -20,16 +21,30 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	if req.GetContainer() == nil {
 		return nil, errNoContainer
 	}
-	pristine := api.Clone(req.Container)
+	// merge.NewCreate adjusts a copy of its own, so req.Container stays as
+	// the runtime sent it: that is what validators see (passed like
+	// req.Pod, without another deep copy).
+	pristine := req.Container
 	c := merge.NewCreate(req.Pod, req.Container)
-	var consulted []*api.PluginInstance
-	err := mutate(ctx, a, rpcCreateContainer, req.GetPod().GetId(), req.Container.Id,
-		a.checkRequired,
+	subj := about(req.Pod, req.Container)
+	var consulted []*plugin
+	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
+		func() error { return a.missingRequiredLocked(subj) },
 		func(*plugin) *api.CreateContainerRequest {
 			return &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
-			consulted = append(consulted, &api.PluginInstance{Name: p.name, Index: p.idx})
+			consulted = append(consulted, p)
+			if hasOptOut(rsp.GetOptOut()) {
+				if proto.Size(rsp.GetAdjust()) > 0 || len(rsp.GetUpdate()) > 0 || len(rsp.GetEvict()) > 0 {
+					a.log.Warn("plugin opted out and asked for changes; an opt-out answer carries no changes, ignoring them",
+						"plugin", p.full, "container", pristine.GetName())
+				}
+				return nil
+			}
+			if err := p.checkTargets(rpcCreateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
+				return err
+			}
 			return c.Apply(p.full, rsp)
 		})
 	if err != nil {
@@ -39,31 +54,50 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	for _, ign := range c.Ignored() {
 		a.log.Info("dropped conflicting update marked IgnoreFailure", "container", pristine.GetName(), "error", ign)
 	}
-	vreq := &api.ValidateContainerAdjustmentRequest{
-		Pod:       req.Pod,
-		Container: pristine,
-		Adjust:    rsp.Adjust,
-		Update:    rsp.Update,
-		Owners:    c.Owners(),
-		Plugins:   consulted,
+	vreq := func() *api.ValidateContainerAdjustmentRequest {
+		return &api.ValidateContainerAdjustmentRequest{
+			Pod:       req.Pod,
+			Container: pristine,
+			Adjust:    rsp.Adjust,
+			Update:    rsp.Update,
+			Owners:    c.Owners(),
+			Plugins:   accountedFor(consulted, excluded),
+		}
 	}
-	if err := a.validate(ctx, vreq); err != nil {
+	if err := a.validate(ctx, subj, vreq); err != nil {
 		return nil, err
 	}
 	return rsp, nil
 }
 
-// checkRequired refuses a creation while a required plugin is missing.
-func (a *Adaptation) checkRequired() error { return a.missingRequiredLocked() }
+// accountedFor lists, in invocation order, the plugins a validator is
+// told about (ValidateContainerAdjustmentRequest.plugins): those that
+// answered CreateContainer and those that were not asked because the
+// container is outside their scope or they opted out of it. Either way
+// the plugin had its say, so a required-plugins rule counts it present.
+func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
+	all := append(slices.Clip(consulted), excluded...)
+	slices.SortStableFunc(all, comparePlugins)
+	out := make([]*api.PluginInstance, len(all))
+	for i, p := range all {
+		out[i] = &api.PluginInstance{Name: p.name, Index: p.idx}
+	}
+	return out
+}
 
-// validate asks every validating plugin, concurrently, to accept the
-// merged adjustment. A rejection, or any failure of a validator
-// (validation fails closed), fails the creation.
-func (a *Adaptation) validate(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) error {
-	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, req.GetPod().GetId(), req.GetContainer().GetId(), nil)
+// validate asks every validating plugin for which the container s is in
+// scope, concurrently, to accept the merged adjustment (the request is
+// built only if there is one). A rejection, or any failure of a
+// validator (validation fails closed), fails the creation.
+func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.ValidateContainerAdjustmentRequest) error {
+	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, s, nil)
 	if err != nil {
 		return err
 	}
+	if len(res.plugins) == 0 {
+		return nil
+	}
+	req := build()
 	outs := make([]chan outcome[*api.ValidateContainerAdjustmentResponse], len(res.plugins))
 	for i, p := range res.plugins {
 		out := make(chan outcome[*api.ValidateContainerAdjustmentResponse], 1)
@@ -93,6 +127,8 @@ func (a *Adaptation) validate(ctx context.Context, req *api.ValidateContainerAdj
 			if p.required {
 				verr = &RequiredPluginError{Plugin: p.full}
 			}
+		case errors.Is(o.err, errOptedOut), errors.Is(o.err, errFiltered):
+			// Not interested in the container: no verdict.
 		case o.err != nil:
 			verr = o.err // a *PluginError naming the validator, or ctx's error
 		case o.rsp.GetReject():
@@ -117,11 +153,16 @@ func (a *Adaptation) UpdateContainer(ctx context.Context, req *api.UpdateContain
 		return nil, errNoContainer
 	}
 	u := merge.NewUpdate(req.Pod, req.Container, req.LinuxResources)
-	err := mutate(ctx, a, rpcUpdateContainer, req.GetPod().GetId(), req.Container.Id, nil,
+	_, err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), nil,
 		func(*plugin) *api.UpdateContainerRequest {
 			return &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
 		},
-		func(p *plugin, rsp *api.UpdateContainerResponse) error { return u.Apply(p.full, rsp) })
+		func(p *plugin, rsp *api.UpdateContainerResponse) error {
+			if err := p.checkTargets(rpcUpdateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
+				return err
+			}
+			return u.Apply(p.full, rsp)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +182,13 @@ func (a *Adaptation) StopContainer(ctx context.Context, req *api.StopContainerRe
 		return nil, errNoContainer
 	}
 	u := merge.NewUpdates()
-	err := mutate(ctx, a, rpcStopContainer, req.GetPod().GetId(), req.Container.Id, nil, same(req),
-		func(p *plugin, rsp *api.StopContainerResponse) error { return u.Apply(p.full, rsp.GetUpdate()) })
+	_, err := mutate(ctx, a, rpcStopContainer, about(req.GetPod(), req.Container), nil, same(req),
+		func(p *plugin, rsp *api.StopContainerResponse) error {
+			if err := p.checkTargets(rpcStopContainer.event.Name(), rsp.GetUpdate(), nil); err != nil {
+				return err
+			}
+			return u.Apply(p.full, rsp.GetUpdate())
+		})
 	if err != nil {
 		return nil, err
 	}

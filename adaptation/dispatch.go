@@ -115,15 +115,19 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 		}
 	}
 	kind := p.a.classifyErr(p, rctx, err)
-	p.a.metrics.observe(p.full, r.event.Name(), time.Since(start), kind)
+	took := time.Since(start)
+	p.a.metrics.observe(p.full, r.event.Name(), took, kind)
 	if err == nil {
+		observe(ctx, p, r.event, req, rsp, nil, took)
 		return rsp, nil
 	}
 	if ctx.Err() != nil {
+		observe(ctx, p, r.event, req, zero, ctx.Err(), took)
 		return zero, ctx.Err()
 	}
 	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: err}
 	p.onFailure(perr)
+	observe(ctx, p, r.event, req, zero, error(perr), took)
 	return zero, perr
 }
 
@@ -197,16 +201,19 @@ type outcome[Rsp any] struct {
 	err error
 }
 
-// mutate delivers a mutating event to its subscribed plugins one after
-// the other, in invocation order. next builds the request for a plugin
-// from the result so far, fold takes the plugin's answer in. check, if
-// not nil, can refuse the event up front (under the registry lock). The
-// first error ends the walk and is returned.
-func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], podID, ctrID string,
-	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) error {
-	res, err := a.reserve(r.event, podID, ctrID, check)
+// mutate delivers a mutating event about s to its subscribed plugins one
+// after the other, in invocation order. next builds the request for a
+// plugin from the result so far, fold takes the plugin's answer in (an
+// opt-out in it is recorded before). check, if not nil, can refuse the
+// event up front (under the registry lock). The first error ends the walk
+// and is returned. For CreateContainer, mutate also returns the
+// subscribed plugins that were not called because s is outside their
+// scope or they opted out of it.
+func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
+	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) ([]*plugin, error) {
+	res, err := a.reserve(r.event, s, check)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, p := range res.plugins {
 		req := next(p)
@@ -217,6 +224,9 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 				return
 			}
 			rsp, err := invoke(ctx, p, r, req)
+			if err == nil {
+				p.takeOptOut(r.event, s, rsp)
+			}
 			out <- outcome[Rsp]{rsp, err}
 		}
 		var o outcome[Rsp]
@@ -224,21 +234,21 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		case o = <-out:
 		case <-ctx.Done():
 			res.release(i + 1)
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		if err := a.judge(p, r.event, o.err); err != nil {
 			res.release(i + 1)
-			return err
+			return nil, err
 		}
 		if o.err != nil {
 			continue
 		}
 		if err := fold(p, o.rsp); err != nil {
 			res.release(i + 1)
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return res.excluded, nil
 }
 
 // judge turns one plugin's delivery error into the request's error (nil:
@@ -246,7 +256,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 func (a *Adaptation) judge(p *plugin, e api.Event, err error) error {
 	var perr *PluginError
 	switch {
-	case err == nil, errors.Is(err, errFiltered):
+	case err == nil, errors.Is(err, errFiltered), errors.Is(err, errOptedOut):
 		return nil
 	case errors.Is(err, errPluginGone):
 		if p.required && e == api.Event_CREATE_CONTAINER {
@@ -259,12 +269,13 @@ func (a *Adaptation) judge(p *plugin, e api.Event, err error) error {
 	return err
 }
 
-// notify delivers a notification to every subscribed plugin concurrently
-// (each plugin in its own order of events) and waits until the plugins
-// that are active have handled it or ctx ends; plugins still
-// synchronizing get it later. Failures are logged, never returned.
-func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], podID, ctrID string, req Req) error {
-	res, err := a.reserve(r.event, podID, ctrID, nil)
+// notify delivers a notification about s to every subscribed plugin for
+// which s is in scope, concurrently (each plugin in its own order of
+// events) and waits until the plugins that are active have handled it or
+// ctx ends; plugins still synchronizing get it later. Failures are
+// logged, never returned.
+func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject, req Req) error {
+	res, err := a.reserve(r.event, s, nil)
 	if err != nil {
 		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
 		return nil

@@ -92,9 +92,37 @@
 // Notifications never fail. A plugin may ask for its own request timeout
 // (ConfigureResponse.request_timeout), up to [WithMaxPluginRequestTimeout].
 //
+// # Scopes and opt-out
+//
+// A plugin may declare a scope (ConfigureResponse.scope, a nrikit
+// extension), and the administrator may set one for it ([PluginPolicy]
+// Scope, for plugins that cannot be changed); the effective scope is both
+// (filter.And), compiled at registration (a scope that does not compile
+// refuses the registration with codes.InvalidArgument) and logged. Whether
+// a pod or container is in the scope is decided when it is created
+// (RunPodSandbox, CreateContainer) or synchronized, and holds until it is
+// removed; container events need the container's pod in scope too. A
+// plugin is sent no event, not even in Synchronize, about objects outside
+// its scope, and no Stop or Remove event about objects it did not see;
+// such events cost it one filter evaluation (creations) or map lookup
+// (others) when dispatch starts, and nothing else. A plugin may also opt
+// out of a pod or container in its answer to RunPodSandbox,
+// CreateContainer or Synchronize (OptOut): it gets no further events
+// about it until it is removed; an opt-out answer carries no changes
+// (those in it are ignored with a warning). What is remembered per plugin
+// is released when the object is removed. A plugin may update or evict
+// only containers in its scope ([ScopeError]). A plugin's failure never
+// affects objects outside its scope, and a required plugin is only
+// required for the containers in its scope; validators are told, as
+// consulted plugins, about the plugins that the container is outside the
+// scope of. [PluginInfo] reports the effective scope and counts of events
+// filtered and opted out. docs/scope.md has the full semantics. Plugins
+// that declare no scope see everything, as with upstream's runtime.
+//
 // # Metrics
 //
 // With [WithMetrics], the Adaptation registers, per plugin and request,
-// the counters [MetricRequests], [MetricErrors] and [MetricTimeouts], the
-// histogram [MetricRequestSeconds], and the gauge [MetricPlugins].
+// the counters [MetricRequests], [MetricErrors], [MetricTimeouts],
+// [MetricFiltered] and [MetricOptedOut], the histogram
+// [MetricRequestSeconds], and the gauge [MetricPlugins].
 package adaptation

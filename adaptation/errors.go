@@ -146,3 +146,21 @@ func errorMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// ScopeError is a plugin's request to update or evict a container outside
+// its scope (see docs/scope.md). In an answer to an event it fails the
+// request, wrapped in a [*PluginError]; in Runtime.UpdateContainers an
+// out-of-scope update is returned as failed and an out-of-scope eviction
+// refuses the whole request with this message.
+type ScopeError struct {
+	// Plugin is the plugin's full name (IDX-NAME).
+	Plugin string
+	// Action is "update" or "evict".
+	Action string
+	// Container is the ID of the container.
+	Container string
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("cannot %s container %q: it is outside the scope of plugin %q", e.Action, e.Container, e.Plugin)
+}

@@ -28,7 +28,8 @@ func (a *Adaptation) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRe
 	if req.GetPod() == nil {
 		return errNoPod
 	}
-	return mutate(ctx, a, rpcRunPodSandbox, req.Pod.Id, "", nil, same(req), ignore)
+	_, err := mutate(ctx, a, rpcRunPodSandbox, about(req.Pod, nil), nil, same(req), ignore)
+	return err
 }
 
 // UpdatePodSandbox relays a pod's resource update to the plugins, in
@@ -37,7 +38,7 @@ func (a *Adaptation) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSan
 	if req.GetPod() == nil {
 		return nil, errNoPod
 	}
-	if err := mutate(ctx, a, rpcUpdatePodSandbox, req.Pod.Id, "", nil, same(req), ignore); err != nil {
+	if _, err := mutate(ctx, a, rpcUpdatePodSandbox, about(req.Pod, nil), nil, same(req), ignore); err != nil {
 		return nil, err
 	}
 	return &api.UpdatePodSandboxResponse{}, nil
@@ -46,22 +47,22 @@ func (a *Adaptation) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSan
 // PostUpdatePodSandbox notifies the plugins that a pod's resources were
 // updated.
 func (a *Adaptation) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) error {
-	return notify(ctx, a, rpcPostUpdatePodSandbox, req.GetPod().GetId(), "", req)
+	return notify(ctx, a, rpcPostUpdatePodSandbox, about(req.GetPod(), nil), req)
 }
 
 // StopPodSandbox notifies the plugins that a pod is stopping.
 func (a *Adaptation) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) error {
-	return notify(ctx, a, rpcStopPodSandbox, req.GetPod().GetId(), "", req)
+	return notify(ctx, a, rpcStopPodSandbox, about(req.GetPod(), nil), req)
 }
 
 // RemovePodSandbox notifies the plugins that a pod was removed.
 func (a *Adaptation) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) error {
-	return notify(ctx, a, rpcRemovePodSandbox, req.GetPod().GetId(), "", req)
+	return notify(ctx, a, rpcRemovePodSandbox, about(req.GetPod(), nil), req)
 }
 
 // PostCreateContainer notifies the plugins that a container was created.
 func (a *Adaptation) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) error {
-	return notify(ctx, a, rpcPostCreateContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+	return notify(ctx, a, rpcPostCreateContainer, about(req.GetPod(), req.GetContainer()), req)
 }
 
 // StartContainer relays the start of a container to the plugins, in
@@ -70,21 +71,22 @@ func (a *Adaptation) StartContainer(ctx context.Context, req *api.StartContainer
 	if req.GetContainer() == nil {
 		return errNoContainer
 	}
-	return mutate(ctx, a, rpcStartContainer, req.GetPod().GetId(), req.Container.Id, nil, same(req), ignore)
+	_, err := mutate(ctx, a, rpcStartContainer, about(req.GetPod(), req.Container), nil, same(req), ignore)
+	return err
 }
 
 // PostStartContainer notifies the plugins that a container was started.
 func (a *Adaptation) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) error {
-	return notify(ctx, a, rpcPostStartContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+	return notify(ctx, a, rpcPostStartContainer, about(req.GetPod(), req.GetContainer()), req)
 }
 
 // PostUpdateContainer notifies the plugins that a container's resources
 // were updated.
 func (a *Adaptation) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) error {
-	return notify(ctx, a, rpcPostUpdateContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+	return notify(ctx, a, rpcPostUpdateContainer, about(req.GetPod(), req.GetContainer()), req)
 }
 
 // RemoveContainer notifies the plugins that a container was removed.
 func (a *Adaptation) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) error {
-	return notify(ctx, a, rpcRemoveContainer, req.GetPod().GetId(), req.GetContainer().GetId(), req)
+	return notify(ctx, a, rpcRemoveContainer, about(req.GetPod(), req.GetContainer()), req)
 }

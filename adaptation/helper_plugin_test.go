@@ -11,6 +11,7 @@ package adaptation
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -137,6 +138,12 @@ type recorder struct {
 	annotate, reject string
 	syncUpdate       string
 	st               *stub.Stub
+	// Scope and opt-out behaviour (scope_test.go).
+	scope                  string // PluginScope as JSON
+	optOutPods, optOutCtrs bool
+	syncOptOut             string // IDs to opt out of in Synchronize ("pod..." are pods)
+	createUpdate           string // container to update in the CreateContainer answer
+	unsolicited            string // "update:ID,evict:ID" sent at PostStartContainer
 }
 
 func runStubPlugin(args []string) error {
@@ -150,6 +157,12 @@ func runStubPlugin(args []string) error {
 	fs.StringVar(&r.annotate, "annotate", "", "KEY=VALUE annotation to add to created containers")
 	fs.StringVar(&r.reject, "reject", "", "validate, rejecting with this reason")
 	fs.StringVar(&r.syncUpdate, "sync-update", "", "container to update in the Synchronize answer")
+	fs.StringVar(&r.scope, "scope", "", "scope to declare, as JSON")
+	fs.BoolVar(&r.optOutPods, "opt-out-pods", false, "opt out of every pod in RunPodSandbox")
+	fs.BoolVar(&r.optOutCtrs, "opt-out-containers", false, "opt out of every container in CreateContainer (still adjusting it)")
+	fs.StringVar(&r.syncOptOut, "sync-opt-out", "", "comma-separated IDs to opt out of in Synchronize")
+	fs.StringVar(&r.createUpdate, "create-update", "", "container to update in the CreateContainer answer")
+	fs.StringVar(&r.unsolicited, "unsolicited", "", "update:ID,evict:ID to request at PostStartContainer")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -175,6 +188,13 @@ func runStubPlugin(args []string) error {
 	}
 	if *failRequest || *keep {
 		opts = append(opts, stub.WithFailurePolicy(&api.FailurePolicy{FailRequest: *failRequest, KeepConnected: *keep}))
+	}
+	if r.scope != "" {
+		scope := &api.PluginScope{}
+		if err := json.Unmarshal([]byte(r.scope), scope); err != nil {
+			return fmt.Errorf("-scope: %w", err)
+		}
+		opts = append(opts, stub.WithScope(scope))
 	}
 	say("ENV %s=%s %s=%s %s=%s runtime=%s", api.PluginNameEnvVar, os.Getenv(api.PluginNameEnvVar),
 		api.PluginIdxEnvVar, os.Getenv(api.PluginIdxEnvVar), api.PluginSocketEnvVar, os.Getenv(api.PluginSocketEnvVar),
@@ -222,7 +242,23 @@ func (r *recorder) Configure(_ context.Context, config, runtime, version string)
 	return 0, nil
 }
 
-func (r *recorder) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+func (r *recorder) SynchronizeWithOptOut(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, *api.OptOut, error) {
+	updates, err := r.synchronize(ctx, pods, ctrs)
+	if err != nil || r.syncOptOut == "" {
+		return updates, nil, err
+	}
+	out := &api.OptOut{}
+	for _, id := range strings.Split(r.syncOptOut, ",") {
+		if strings.HasPrefix(id, "pod") {
+			out.PodIds = append(out.PodIds, id)
+		} else {
+			out.ContainerIds = append(out.ContainerIds, id)
+		}
+	}
+	return updates, out, nil
+}
+
+func (r *recorder) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	say("SYNC pods=%d containers=%d", len(pods), len(ctrs))
 	for _, p := range pods {
 		say("SEEN pod %s", p.Id)
@@ -261,7 +297,13 @@ func (r *recorder) ctr(ctx context.Context, e api.Event, pod *api.PodSandbox, ct
 }
 
 func (r *recorder) RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
-	return r.pod(ctx, api.Event_RUN_POD_SANDBOX, pod)
+	if err := r.pod(ctx, api.Event_RUN_POD_SANDBOX, pod); err != nil {
+		return err
+	}
+	if r.optOutPods {
+		return fmt.Errorf("pod %s: %w", pod.GetId(), stub.ErrNotInterestedInPod)
+	}
+	return nil
 }
 
 func (r *recorder) UpdatePodSandbox(ctx context.Context, pod *api.PodSandbox, _, _ *api.LinuxResources) error {
@@ -288,7 +330,14 @@ func (r *recorder) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr
 	if k, v, ok := strings.Cut(r.annotate, "="); ok {
 		adj.Annotations = map[string]string{k: v}
 	}
-	return adj, nil, nil
+	var updates []*api.ContainerUpdate
+	if r.createUpdate != "" {
+		updates = []*api.ContainerUpdate{{ContainerId: r.createUpdate}}
+	}
+	if r.optOutCtrs {
+		return adj, updates, stub.ErrNotInterestedInContainer
+	}
+	return adj, updates, nil
 }
 
 func (r *recorder) PostCreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
@@ -300,7 +349,40 @@ func (r *recorder) StartContainer(ctx context.Context, pod *api.PodSandbox, ctr 
 }
 
 func (r *recorder) PostStartContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	return r.ctr(ctx, api.Event_POST_START_CONTAINER, pod, ctr)
+	if err := r.ctr(ctx, api.Event_POST_START_CONTAINER, pod, ctr); err != nil {
+		return err
+	}
+	if r.unsolicited != "" {
+		r.sendUnsolicited(ctx)
+	}
+	return nil
+}
+
+// sendUnsolicited sends the -unsolicited updates and evictions and
+// reports the outcome: "UNSOLICITED failed=ID,... err=message".
+func (r *recorder) sendUnsolicited(ctx context.Context) {
+	var (
+		updates []*api.ContainerUpdate
+		evicts  []*api.ContainerEviction
+	)
+	for _, item := range strings.Split(r.unsolicited, ",") {
+		switch op, id, _ := strings.Cut(item, ":"); op {
+		case "update":
+			updates = append(updates, &api.ContainerUpdate{ContainerId: id})
+		case "evict":
+			evicts = append(evicts, &api.ContainerEviction{ContainerId: id, Reason: "test"})
+		}
+	}
+	failed, err := r.st.UpdateContainers(ctx, updates, evicts)
+	var ids []string
+	for _, f := range failed {
+		ids = append(ids, f.GetContainerId())
+	}
+	msg := "none"
+	if err != nil {
+		msg = err.Error()
+	}
+	say("UNSOLICITED failed=%s err=%s", strings.Join(ids, ","), msg)
 }
 
 func (r *recorder) UpdateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container, _ *api.LinuxResources) ([]*api.ContainerUpdate, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -15,6 +16,8 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
 	timeouts *prometheus.CounterVec
+	filtered *prometheus.CounterVec
+	optedOut *prometheus.CounterVec
 	plugins  prometheus.Gauge
 }
 
@@ -26,6 +29,12 @@ const (
 	MetricErrors         = "nri_plugin_request_errors_total"
 	MetricTimeouts       = "nri_plugin_request_timeouts_total"
 	MetricPlugins        = "nri_plugins"
+	// MetricFiltered counts the events a plugin subscribed to but was
+	// not sent because their pod or container is outside its scope.
+	MetricFiltered = "nri_plugin_events_filtered_total"
+	// MetricOptedOut counts the events a plugin subscribed to but was
+	// not sent because it opted out of their pod or container.
+	MetricOptedOut = "nri_plugin_events_opted_out_total"
 )
 
 func newMetrics(r prometheus.Registerer) (*metrics, error) {
@@ -48,12 +57,18 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricTimeouts, Help: "Requests NRI plugins did not answer in time.",
 		}, labels),
+		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricFiltered, Help: "Events not sent to NRI plugins because their object is outside the plugin's scope.",
+		}, labels),
+		optedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricOptedOut, Help: "Events not sent to NRI plugins because the plugin opted out of their object.",
+		}, labels),
 		plugins: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: MetricPlugins, Help: "NRI plugins receiving events (synchronizing or active).",
 		}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.calls, m.latency, m.errors, m.timeouts, m.plugins} {
+	for _, c := range []prometheus.Collector{m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.plugins} {
 		if err := r.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -85,4 +100,39 @@ func (m *metrics) setPlugins(n int) {
 		return
 	}
 	m.plugins.Set(float64(n))
+}
+
+// skipCounters are one plugin's MetricFiltered and MetricOptedOut
+// counters, resolved once per event at registration so that counting a
+// skipped event is one atomic add. A nil *skipCounters counts nothing.
+type skipCounters struct {
+	filtered, optedOut [api.Event_LAST]prometheus.Counter
+}
+
+// skipCounters resolves the counters of plugin for the events it
+// subscribed to.
+func (m *metrics) skipCounters(plugin string, events api.EventMask) *skipCounters {
+	if m == nil {
+		return nil
+	}
+	c := &skipCounters{}
+	for _, e := range events.Events() {
+		c.filtered[e] = m.filtered.WithLabelValues(plugin, e.Name())
+		c.optedOut[e] = m.optedOut.WithLabelValues(plugin, e.Name())
+	}
+	return c
+}
+
+// count records an event not sent for reason v.
+func (c *skipCounters) count(e api.Event, v verdict) {
+	if c == nil || !e.IsValid() {
+		return
+	}
+	counter := c.filtered[e]
+	if v == optedOut {
+		counter = c.optedOut[e]
+	}
+	if counter != nil {
+		counter.Inc()
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 )
 
 // Defaults of the tunables; each has an option that overrides it.
@@ -51,8 +53,16 @@ type PluginPolicy struct {
 	FailurePolicy *api.FailurePolicy
 	// Required makes CreateContainer fail while the plugin is not
 	// connected and synchronized, and when it times out or loses its
-	// connection while handling the request.
+	// connection while handling the request. It applies to the
+	// containers in the plugin's scope only (see Scope): while the
+	// plugin is not connected, the scope it last registered with, or
+	// this Scope if it never registered.
 	Required bool
+	// Scope, if not nil, limits the pods and containers the plugin
+	// receives events about, for plugins that cannot be changed to
+	// declare a scope themselves: the plugin's effective scope is this
+	// one AND its own ConfigureResponse.scope. See docs/scope.md.
+	Scope *api.PluginScope
 }
 
 // Backoff is the restart schedule of exited pre-installed plugins: the
@@ -89,6 +99,9 @@ type config struct {
 	restart             *Backoff
 	pluginArgs          map[string][]string
 	env                 []string
+	observer            Observer // see observer.go
+	// adminScopes are the compiled PluginPolicy scopes, by full name.
+	adminScopes map[string]*filter.Filter
 }
 
 func defaultConfig() config {
@@ -103,6 +116,7 @@ func defaultConfig() config {
 		logger:              slog.New(slog.DiscardHandler),
 		supported:           api.AllEvents,
 		overrides:           map[string]PluginPolicy{},
+		adminScopes:         map[string]*filter.Filter{},
 		pluginArgs:          map[string][]string{},
 	}
 }
@@ -275,6 +289,15 @@ func WithPluginOverride(fullName string, p PluginPolicy) Option {
 		}
 		if fp := p.FailurePolicy; fp != nil {
 			p.FailurePolicy = &api.FailurePolicy{FailRequest: fp.GetFailRequest(), KeepConnected: fp.GetKeepConnected()}
+		}
+		delete(c.adminScopes, fullName)
+		if p.Scope != nil {
+			f, err := filter.Compile(p.Scope)
+			if err != nil {
+				return fmt.Errorf("adaptation: plugin override %q: invalid scope: %s", fullName, scopeMessage(err))
+			}
+			c.adminScopes[fullName] = f
+			p.Scope = proto.CloneOf(p.Scope)
 		}
 		c.overrides[fullName] = p
 		return nil

@@ -47,6 +47,16 @@ type plugin struct {
 	required bool
 	timeout  time.Duration
 
+	// track is the plugin's scope and opt-out state (scope.go); set
+	// while the plugin is configured.
+	track *tracker
+	// scope renders the effective scope, for logs and PluginInfo.
+	scope string
+	// filtered and optedOut count the events not delivered because of
+	// the scope and of opt-outs; counters are their metrics.
+	filtered, optedOut atomic.Uint64
+	counters           *skipCounters
+
 	// legacy records the events the plugin does not implement a
 	// dedicated RPC for, so they go straight to StateChange.
 	legacy [api.Event_LAST]atomic.Bool
@@ -70,6 +80,8 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
 		required: ov.Required,
 		timeout:  a.cfg.requestTimeout,
+		track:    newTracker(nil),
+		scope:    "all",
 		q:        newQueue(),
 		closed:   make(chan struct{}),
 		state:    StateRegistering,
@@ -127,6 +139,10 @@ func (p *plugin) worker() {
 			p.a.log.Debug("event filtered for a plugin that synchronized", "plugin", p.full,
 				"event", s.event.Name(), "pod", s.podID, "container", s.ctrID)
 			w(errFiltered)
+		case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
+			// Queued before the plugin opted out.
+			p.skipped(s.event, optedOut)
+			w(errOptedOut)
 		default:
 			if !s.catchUp {
 				p.catch = nil // catching up is over

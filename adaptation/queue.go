@@ -20,12 +20,16 @@ import (
 
 // work is what a slot runs. The worker calls it exactly once: with a nil
 // error to deliver the event, or with the reason it is not delivered
-// ([errPluginGone], [errFiltered]).
+// ([errPluginGone], [errFiltered], [errOptedOut]).
 type work func(skip error)
 
 // errFiltered tells a work that the plugin saw the event's object in its
 // Synchronize snapshot (creation), or never saw it (removal).
 var errFiltered = errors.New("event filtered for a synchronizing plugin")
+
+// errOptedOut tells a work that the plugin opted out of the event's pod
+// or container after the event was queued for it.
+var errOptedOut = errors.New("plugin opted out of the event's object")
 
 // slot is one event's place in a plugin's queue.
 type slot struct {

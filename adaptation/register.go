@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/socketpair"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -175,7 +176,9 @@ func (s *session) UpdateContainers(ctx context.Context, req *api.UpdateContainer
 }
 
 // updateContainers passes a plugin's unsolicited updates and evictions to
-// the runtime's UpdateFunc.
+// the runtime's UpdateFunc. Updates of containers outside the plugin's
+// scope are not applied and come back as failed; an eviction of one
+// refuses the whole request (nothing is applied).
 func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
 	p.updates.Lock()
 	defer p.updates.Unlock()
@@ -183,7 +186,16 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 	defer cancel()
 	p.a.log.Info("plugin requested container updates", "plugin", p.full,
 		"updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
-	failed, err := p.a.update(ctx, req.GetUpdate(), req.GetEvict())
+	if serr := p.refusedEviction(req.GetEvict()); serr != nil {
+		p.a.log.Warn("refusing plugin's container updates", "plugin", p.full, "error", serr)
+		return nil, status.Error(codes.InvalidArgument, serr.Error())
+	}
+	updates, refused := p.splitUpdates(req.GetUpdate())
+	if len(updates) == 0 && len(req.GetEvict()) == 0 {
+		return &api.UpdateContainersResponse{Failed: refused}, nil
+	}
+	failed, err := p.a.update(ctx, updates, req.GetEvict())
+	failed = append(refused, failed...)
 	if err != nil {
 		return &api.UpdateContainersResponse{Failed: failed}, status.Errorf(codes.Unknown, "runtime failed to update containers: %v", err)
 	}
@@ -254,6 +266,12 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
 	}
+	own, err := filter.Compile(rsp.GetScope(), filter.WithLogger(a.log.With("plugin", p.full)))
+	if err != nil {
+		return registrationError(p.full, codes.InvalidArgument, err,
+			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))
+	}
+	scope := filter.And(a.cfg.adminScopes[p.full], own)
 	asked := time.Duration(rsp.GetRequestTimeout()) * time.Millisecond
 	timeout := a.effectiveTimeout(asked)
 	if asked > timeout {
@@ -265,9 +283,15 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	p.events = events
 	p.policy = failurePolicy{failRequest: fp.GetFailRequest(), keepConnected: fp.GetKeepConnected()}
 	p.timeout = timeout
+	p.track = newTracker(scope)
+	p.scope = scope.String()
+	p.counters = a.metrics.skipCounters(p.full, events)
+	if p.required {
+		a.lastScopes[p.full] = scope
+	}
 	a.mu.Unlock()
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
-		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected)
+		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope)
 	return nil
 }
 

@@ -22,12 +22,18 @@ type reservation struct {
 	slots   []*slot
 	// catchUp[i] is set if plugins[i] was synchronizing.
 	catchUp []bool
+	// excluded are, for CreateContainer, the subscribed plugins not
+	// called because the container is outside their scope or they opted
+	// out of it.
+	excluded []*plugin
 }
 
-// reserve picks the plugins subscribed to e and reserves a slot in each
-// of their queues. check, if not nil, runs under the same lock and can
-// refuse the event. It returns ErrStopped after Stop.
-func (a *Adaptation) reserve(e api.Event, podID, ctrID string, check func() error) (*reservation, error) {
+// reserve picks the plugins subscribed to e for which the event's
+// subject s is in scope and not opted out of, and reserves a slot in
+// each of their queues; the scope records of every plugin are kept up to
+// date on the way (see tracker.decide). check, if not nil, runs under the
+// same lock and can refuse the event. It returns ErrStopped after Stop.
+func (a *Adaptation) reserve(e api.Event, s subject, check func() error) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
@@ -39,17 +45,29 @@ func (a *Adaptation) reserve(e api.Event, podID, ctrID string, check func() erro
 		}
 	}
 	r := &reservation{}
+	podID, ctrID := s.podID(), s.ctrID()
 	for _, p := range a.plugins {
+		v := p.track.decide(e, s)
 		if !p.subscribed(e) {
 			continue
 		}
+		if v != deliver {
+			p.skipped(e, v)
+			if e == api.Event_CREATE_CONTAINER { // for the validators
+				if r.excluded == nil {
+					r.excluded = make([]*plugin, 0, len(a.plugins))
+				}
+				r.excluded = append(r.excluded, p)
+			}
+			continue
+		}
 		catch := p.state == StateSynchronizing
-		s := newSlot(e, podID, ctrID, catch)
-		if !p.q.push(s) {
+		sl := newSlot(e, podID, ctrID, catch)
+		if !p.q.push(sl) {
 			continue
 		}
 		r.plugins = append(r.plugins, p)
-		r.slots = append(r.slots, s)
+		r.slots = append(r.slots, sl)
 		r.catchUp = append(r.catchUp, catch)
 	}
 	return r, nil
@@ -62,16 +80,26 @@ func (r *reservation) release(from int) {
 	}
 }
 
-// missingRequired returns an error naming the first required plugin that
-// is not registered; the caller holds a.mu.
-func (a *Adaptation) missingRequiredLocked() error {
+// missingRequiredLocked returns an error naming the first required
+// plugin that is not registered, unless the container s is outside the
+// plugin's scope: the one it last registered with, else the
+// administrator's. The caller holds a.mu.
+func (a *Adaptation) missingRequiredLocked(s subject) error {
 	for full, ov := range a.cfg.overrides {
 		if !ov.Required {
 			continue
 		}
-		if !slices.ContainsFunc(a.plugins, func(p *plugin) bool { return p.full == full }) {
-			return &RequiredPluginError{Plugin: full}
+		if slices.ContainsFunc(a.plugins, func(p *plugin) bool { return p.full == full }) {
+			continue
 		}
+		scope, known := a.lastScopes[full]
+		if !known {
+			scope = a.cfg.adminScopes[full]
+		}
+		if !scope.MatchContainer(s.pod, s.ctr) {
+			continue
+		}
+		return &RequiredPluginError{Plugin: full}
 	}
 	return nil
 }
@@ -157,6 +185,8 @@ func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
 		p.disconnect(err.Error())
 		return err
 	}
+	// Only the objects in the plugin's scope are sent, and recorded.
+	pods, ctrs = p.track.seed(pods, ctrs)
 	old := a.findLocked(p.full)
 	if old != nil {
 		i := slices.Index(a.plugins, old)

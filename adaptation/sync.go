@@ -52,10 +52,11 @@ func fieldSize(n int) int { return 1 + protowire.SizeVarint(uint64(n)) + n }
 // protocol.
 var errSplitSync = errors.New("plugin does not handle split Synchronize requests (an intermediate answer must echo more=true and carry no updates)")
 
-// synchronize sends the snapshot to p, part by part, each under the
-// synchronize timeout, applies the updates the plugin asks for in its
-// last answer, and sets up the filter for the events queued meanwhile.
-// It runs on p's worker.
+// synchronize sends the snapshot to p (the pods and containers in its
+// scope), part by part, each under the synchronize timeout, records the
+// opt-out of its last answer, applies the updates it asks for there (of
+// containers in its scope), and sets up the filter for the events queued
+// meanwhile. It runs on p's worker.
 func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.Container) error {
 	parts := splitSync(pods, ctrs, MaxSyncMessageSize)
 	var last *api.SynchronizeResponse
@@ -79,7 +80,14 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		last = rsp
 	}
 	p.catch = newCatchUp(pods, ctrs)
-	if ups := last.GetUpdate(); len(ups) > 0 {
+	p.takeSyncOptOut(last.GetOptOut(), pods, ctrs)
+	p.track.synchronized()
+	ups, refused := p.splitUpdates(last.GetUpdate())
+	if len(refused) > 0 {
+		a.log.Warn("ignoring updates requested in Synchronize of containers outside the plugin's scope",
+			"plugin", p.full, "refused", len(refused))
+	}
+	if len(ups) > 0 {
 		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
 		failed, err := a.update(ctx, ups, nil)
 		cancel()

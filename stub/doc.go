@@ -142,6 +142,12 @@
 // again; the new runtime then synchronizes it with its current state.
 // [WithOnClose] is called each time a registered connection ends.
 //
+// Start sets GOMAXPROCS to [DefaultMaxProcs] (one) unless the GOMAXPROCS
+// environment variable is set or [WithMaxProcs] says otherwise: an idle
+// plugin process with more Ps wakes spinning threads on every request,
+// which on busy nodes with many plugins costs the runtime more than the
+// plugin gains.
+//
 // [NewBuiltin] performs the same dispatch in-process, for runtimes that
 // host plugins as Go values.
 package stub

@@ -29,6 +29,8 @@ type config struct {
 	regTimeout   time.Duration
 	scope        *api.PluginScope
 	onClose      func(error)
+	maxProcs     int  // see WithMaxProcs
+	maxProcsSet  bool // WithMaxProcs was given
 
 	reconnectInitial, reconnectMax time.Duration
 }

@@ -1,0 +1,65 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/proto"
+)
+
+// Call is one request the Adaptation sent to one plugin, as reported to
+// an [Observer]: an event (including ValidateContainerAdjustment), not
+// the registration, Synchronize or Shutdown.
+type Call struct {
+	// Plugin is the plugin's full name, IDX-NAME.
+	Plugin string
+	// Event is the request's event.
+	Event api.Event
+	// Request is what the plugin was sent. It must not be modified.
+	Request proto.Message
+	// Response is the plugin's answer (nil if Err is set, or if the event
+	// was delivered through StateChange). It must not be modified.
+	Response proto.Message
+	// Err is how the plugin failed the request: a *PluginError, or the
+	// error of the runtime's context if the runtime gave up first.
+	Err error
+	// Duration is the round trip of the request.
+	Duration time.Duration
+}
+
+// Observer is told about every request the Adaptation sends to a plugin,
+// once the plugin answered or failed. It is called on the plugin's worker
+// goroutine, with the context of the runtime's event call (with its
+// values; for a notification delivered to a plugin after the call
+// returned, a context detached from the call's cancellation), so calls
+// for one plugin arrive in order and calls for different plugins
+// concurrently. It must return quickly and must not call the Adaptation.
+type Observer func(ctx context.Context, c Call)
+
+// WithObserver sets a function told about every request to a plugin, for
+// example to trace which plugin changed what (the nri command's
+// simulator does).
+func WithObserver(o Observer) Option {
+	return func(c *config) error {
+		if o == nil {
+			return errors.New("adaptation: nil observer")
+		}
+		c.observer = o
+		return nil
+	}
+}
+
+// observe reports one request to the observer, if there is one.
+func observe[Req, Rsp proto.Message](ctx context.Context, p *plugin, e api.Event, req Req, rsp Rsp, err error, d time.Duration) {
+	o := p.a.cfg.observer
+	if o == nil {
+		return
+	}
+	c := Call{Plugin: p.full, Event: e, Request: req, Err: err, Duration: d}
+	if err == nil && rsp.ProtoReflect().IsValid() {
+		c.Response = rsp
+	}
+	o(ctx, c)
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nrikit/nrikit/examples"
+	"github.com/nrikit/nrikit/report"
+	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/simulator"
+)
+
+// runtimeFlags are the flags of the commands that run the simulated
+// runtime.
+type runtimeFlags struct {
+	output     string
+	plugins    []string
+	pluginDirs []string
+	calls      bool
+	reqTimeout time.Duration
+}
+
+func (f *runtimeFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fl.StringArrayVar(&f.plugins, "plugin", nil, "also launch this plugin executable, named IDX-NAME (repeatable)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also launch the IDX-NAME executables in this directory (repeatable)")
+	fl.BoolVar(&f.calls, "calls", false, "list every plugin request with its latency in the text output")
+	fl.DurationVar(&f.reqTimeout, "request-timeout", 2*time.Second, "time a plugin has to answer one event")
+}
+
+func (f *runtimeFlags) check() error {
+	if f.output != "text" && f.output != "json" {
+		return codef(exitUsage, "invalid --output %q: want text or json", f.output)
+	}
+	if f.reqTimeout <= 0 {
+		return codef(exitUsage, "invalid --request-timeout %v", f.reqTimeout)
+	}
+	return nil
+}
+
+// loadScenario reads the scenario file, or parses the embedded one.
+func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenario, error) {
+	var sc *scenario.Scenario
+	var err error
+	if path == "" {
+		sc, err = scenario.Parse(embeddedName, embedded)
+	} else {
+		sc, err = scenario.Load(path)
+	}
+	var serr *scenario.Error
+	if errors.As(err, &serr) {
+		return nil, withCode(exitScenario, err)
+	}
+	return sc, err
+}
+
+// defaultScenario is the scenario nri run plays without an argument.
+func defaultScenario() (string, []byte) { return "examples/default.yaml", examples.Default() }
+
+// simulatorOptions returns the options shared by run and serve.
+func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) ([]simulator.Option, error) {
+	log, err := g.logger()
+	if err != nil {
+		return nil, err
+	}
+	launch, err := launcher()
+	if err != nil {
+		return nil, err
+	}
+	opts := []simulator.Option{
+		simulator.WithLogger(log),
+		simulator.WithLauncher(launch),
+		simulator.WithPluginLogLevel(g.logLevel),
+		simulator.WithTimeouts(5*time.Second, f.reqTimeout),
+		simulator.WithRuntime("nri-simulator", version()),
+	}
+	for _, p := range f.plugins {
+		opts = append(opts, simulator.WithExtraPlugin(p))
+	}
+	for _, d := range f.pluginDirs {
+		opts = append(opts, simulator.WithExtraPluginDir(d))
+	}
+	return append(opts, extra...), nil
+}
+
+// writeReport prints the report in the chosen format.
+func (f *runtimeFlags) writeReport(g *globals, r *report.Report) error {
+	if f.output == "json" {
+		return r.WriteJSON(g.stdout)
+	}
+	color, err := g.useColor(g.stdout)
+	if err != nil {
+		return err
+	}
+	return r.WriteText(g.stdout, report.TextOptions{Color: color, Calls: f.calls})
+}
+
+// result turns the report's outcome into the command's error.
+func result(r *report.Report) error {
+	switch {
+	case !r.OK:
+		return codef(exitSteps, "%d step(s) did not go as expected: %w", len(r.Failures), errReported)
+	case len(r.RegistrationErrors) > 0:
+		return codef(exitPlugins, "%d plugin(s) did not register: %w", len(r.RegistrationErrors), errReported)
+	}
+	return nil
+}
+
+// stop stops the simulator within a bounded time.
+func stop(sim *simulator.Simulator) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sim.Stop(ctx); err != nil {
+		return fmt.Errorf("stopping the runtime: %w", err)
+	}
+	return nil
+}
+
+// startError classifies an error of starting the simulator: mistakes in
+// the scenario (such as an unknown sample plugin) are scenario errors.
+func startError(err error) error {
+	var serr *scenario.Error
+	if errors.As(err, &serr) {
+		return withCode(exitScenario, err)
+	}
+	return err
+}

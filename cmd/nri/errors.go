@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nrikit/nrikit/conformance/checkcmd"
+)
+
+// Exit codes of the nri command (documented in docs/cli.md).
+const (
+	exitOK          = 0
+	exitSteps       = 1 // a step did not go as the scenario expects
+	exitUsage       = 2
+	exitScenario    = 3 // invalid scenario file
+	exitPlugins     = 4 // a plugin did not register, or serve's wait failed
+	exitFailure     = 5
+	exitChecks      = 6 // nri check: a conformance check failed
+	exitInterrupted = 130
+)
+
+// codedError is an error with the exit code it causes.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &codedError{code: code, err: err}
+}
+
+func codef(code int, format string, args ...any) error {
+	return &codedError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err (unless it was printed already) and returns the
+// process's exit status.
+func exitCode(ctx context.Context, err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *codedError
+	code := exitFailure
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if errors.Is(err, checkcmd.ErrChecksFailed) {
+		code = exitChecks
+	} else if ctx.Err() != nil {
+		code = exitInterrupted
+	}
+	if !errors.Is(err, errReported) {
+		fmt.Fprintf(stderr, "nri: %v\n", err)
+	}
+	return code
+}
+
+// errReported marks an error whose details were printed already.
+var errReported = errors.New("reported")
+
+func isCoded(err error) bool {
+	var ee *codedError
+	return errors.As(err, &ee)
+}
+
+// isUsage recognises cobra's own usage errors (unknown commands).
+func isUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "requires at least") || strings.Contains(err.Error(), "accepts at most")
+}

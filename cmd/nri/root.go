@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/nrikit/nrikit/conformance/checkcmd"
+	"github.com/spf13/cobra"
+)
+
+// globals are the flags of every command.
+type globals struct {
+	logLevel string
+	color    string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// logger returns the logger for --log-level, writing to stderr.
+func (g *globals) logger() (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, codef(exitUsage, "invalid --log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// useColor decides whether the output to w is coloured.
+func (g *globals) useColor(w io.Writer) (bool, error) {
+	switch g.color {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb", nil
+	}
+	return false, codef(exitUsage, "invalid --color %q: want auto, always or never", g.color)
+}
+
+// isTerminal reports whether w is a character device, such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// version is the module version and VCS revision the binary was built
+// from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+// newRoot builds the command tree.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "nri",
+		Short: "Node Resource Interface (NRI) runtime simulator and sample plugins",
+		Long: `nri shows the Node Resource Interface working end to end, without containerd or
+Kubernetes. It runs nrikit's runtime library with real plugin processes over real
+sockets, plays a scenario of pods and containers, and reports what every plugin did.
+
+Exit codes: 0 success; 1 a step did not go as the scenario expects; 2 usage error;
+3 invalid scenario file; 4 a plugin did not register (or nri serve did not get the
+plugins it waited for); 5 other errors; 130 interrupted.`,
+		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a validator.
+  nri run
+
+  # Your scenario, as JSON, with your own plugin added.
+  nri run my-scenario.yaml --plugin ./bin/50-myplugin --output json
+
+  # Wait for an external plugin on a socket, then play the serve scenario.
+  nri serve --socket /tmp/nri.sock --wait-plugins 1`,
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "runtime and plugin log level on stderr: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the text output: auto (terminals, unless NO_COLOR is set), always or never")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+	})
+	root.AddCommand(newRunCommand(g), newServeCommand(g), newPluginCommand(g), checkcmd.New())
+	return root
+}
+
+// usageArgs wraps a cobra argument check so that its error is a usage
+// error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+		}
+		return nil
+	}
+}
+
+// execute runs the command line args and returns the exit status.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !isCoded(err) && isUsage(err) {
+		err = withCode(exitUsage, err)
+	}
+	return exitCode(ctx, err, stderr)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nrikit/nrikit/simulator"
+)
+
+func newRunCommand(g *globals) *cobra.Command {
+	var f runtimeFlags
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "run [SCENARIO]",
+		Short: "Play a scenario with plugin processes and print what every plugin did",
+		Long: `Play a scenario (a YAML file; without one, the built-in default scenario) through a
+simulated container runtime built on nrikit's runtime library. The scenario's plugins, and
+those given with --plugin and --plugin-dir, are launched as processes through the runtime's
+plugin directory, as containerd or CRI-O launch pre-installed plugins. The output is a
+timeline of events (which plugins were called and which were filtered out, what each
+changed, rejections, latencies), then every container's final OCI spec as a diff against
+the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
+		Example: `  nri run
+  nri run examples/default.yaml --output json
+  nri run my.yaml --plugin ./50-myplugin --log-level info`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			if timeout <= 0 {
+				return codef(exitUsage, "invalid --timeout %v", timeout)
+			}
+			name, data := defaultScenario()
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			sc, err := loadScenario(path, name, data)
+			if err != nil {
+				return err
+			}
+			opts, err := f.simulatorOptions(g)
+			if err != nil {
+				return err
+			}
+			sim, err := simulator.New(sc, opts...)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.Context(), timeout)
+			defer cancel()
+			return runScenario(ctx, g, &f, sim)
+		},
+	}
+	f.register(c)
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up if the scenario has not finished after this long")
+	return c
+}
+
+// runScenario starts the simulator, plays, prints the report and stops.
+func runScenario(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simulator) (err error) {
+	defer func() { err = errors.Join(err, stop(s)) }()
+	if err := s.Start(ctx); err != nil {
+		return startError(err)
+	}
+	r, err := s.Play(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f.writeReport(g, r); err != nil {
+		return err
+	}
+	return result(r)
+}

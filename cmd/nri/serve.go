@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nrikit/nrikit/examples"
+	"github.com/nrikit/nrikit/simulator"
+)
+
+func newServeCommand(g *globals) *cobra.Command {
+	var (
+		f        runtimeFlags
+		socket   string
+		scenario string
+		wait     int
+		timeout  time.Duration
+		keep     bool
+	)
+	c := &cobra.Command{
+		Use:   "serve --socket PATH",
+		Short: "Serve external plugins on a socket, then play a scenario for them",
+		Long: `Run the simulated runtime listening on a unix socket for external plugins, written in
+any language. nri serve waits until --wait-plugins plugins have registered (and been
+synchronized), plays the scenario (by default the built-in serve scenario, examples/serve.yaml)
+and prints the report. Registration failures are printed as they happen, with the reason the
+runtime gave the plugin. If the plugins do not register within --timeout, nri serve exits
+with status 4, naming what is missing. With --keep it keeps serving after the report, until
+interrupted.`,
+		Example: `  # Terminal 1: wait for one plugin.
+  nri serve --socket /tmp/nri.sock --wait-plugins 1
+
+  # Terminal 2: any plugin, for example a sample one, or your own.
+  nri plugin logger -idx 10 -socket /tmp/nri.sock
+
+  # Your scenario, JSON report, keep serving afterwards.
+  nri serve --socket /tmp/nri.sock --scenario my.yaml --wait-plugins 2 --timeout 1m --output json --keep`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			if socket == "" {
+				return codef(exitUsage, "--socket is required (see nri serve --help)")
+			}
+			if wait < 0 || timeout <= 0 {
+				return codef(exitUsage, "invalid --wait-plugins %d or --timeout %v", wait, timeout)
+			}
+			sc, err := loadScenario(scenario, "examples/serve.yaml", examples.Serve())
+			if err != nil {
+				return err
+			}
+			opts, err := f.simulatorOptions(g, simulator.WithSocketPath(socket),
+				simulator.WithRegistrationErrors(func(plugin, reason string) {
+					fmt.Fprintf(g.stderr, "nri: plugin %s not registered: %s\n", plugin, reason)
+				}))
+			if err != nil {
+				return err
+			}
+			sim, err := simulator.New(sc, opts...)
+			if err != nil {
+				return err
+			}
+			return serve(c.Context(), g, &f, sim, socket, wait, timeout, keep)
+		},
+	}
+	f.register(c)
+	fl := c.Flags()
+	fl.StringVar(&socket, "socket", "", "unix socket to listen on for external plugins (required)")
+	fl.StringVar(&scenario, "scenario", "", "scenario file to play (default: the built-in examples/serve.yaml)")
+	fl.IntVar(&wait, "wait-plugins", 1, "number of external plugins to wait for before playing")
+	fl.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the plugins")
+	fl.BoolVar(&keep, "keep", false, "keep serving after the report, until interrupted")
+	return c
+}
+
+func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simulator, socket string, wait int, timeout time.Duration, keep bool) (err error) {
+	defer func() { err = errors.Join(err, stop(s)) }()
+	if err := s.Start(ctx); err != nil {
+		return startError(err)
+	}
+	fmt.Fprintf(g.stderr, "nri: listening on %s, waiting for %d plugin(s) (up to %v)\n", socket, wait, timeout)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	err = s.WaitForPlugins(wctx, wait)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return withCode(exitPlugins, err)
+	}
+	r, err := s.Play(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f.writeReport(g, r); err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(g.stderr, "nri: still serving on %s; interrupt to stop\n", socket)
+		<-ctx.Done()
+	}
+	return result(r)
+}

@@ -1,0 +1,70 @@
+package examples_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nrikit/nrikit/examples"
+	"github.com/nrikit/nrikit/scenario"
+)
+
+// TestScenariosParse checks every scenario file of the directory, and
+// that the embedded copies are the files.
+func TestScenariosParse(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("scenario files: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := scenario.Load(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+	for name, embedded := range map[string][]byte{"default.yaml": examples.Default(), "serve.yaml": examples.Serve()} {
+		onDisk, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(onDisk) != string(embedded) {
+			t.Errorf("embedded %s differs from the file", name)
+		}
+	}
+}
+
+// TestDefaultScenarioShape checks what the default scenario promises to
+// show: a GPU pod and a CPU pod in different namespaces, scoped plugins,
+// an expected rejection, an update and removals.
+func TestDefaultScenarioShape(t *testing.T) {
+	sc, err := scenario.Parse("default.yaml", examples.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := map[string]bool{}
+	gpu := 0
+	for _, p := range sc.Pods {
+		namespaces[p.Namespace] = true
+		if p.Labels["accel"] == "gpu" {
+			gpu++
+		}
+	}
+	if len(sc.Pods) < 2 || len(namespaces) < 2 || gpu != 1 {
+		t.Errorf("pods: %d in %d namespaces, %d GPU pods", len(sc.Pods), len(namespaces), gpu)
+	}
+	actions := map[scenario.Action]int{}
+	rejections := 0
+	for _, st := range sc.Steps {
+		actions[st.Action]++
+		if st.ExpectError != "" {
+			rejections++
+		}
+	}
+	for _, a := range []scenario.Action{scenario.UpdateContainer, scenario.RemoveContainer, scenario.RemovePod} {
+		if actions[a] == 0 {
+			t.Errorf("no %s step", a)
+		}
+	}
+	if rejections != 1 || len(sc.Policy) == 0 {
+		t.Errorf("%d expected rejections, %d policy rules", rejections, len(sc.Policy))
+	}
+}

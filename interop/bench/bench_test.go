@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/ttrpc"
+	nriapi "github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/interop/bench/internal/workload"
+	"github.com/nrikit/nrikit/mux"
+	"google.golang.org/protobuf/proto"
+)
+
+// BenchmarkNRI runs every scenario, upstream first and then nrikit, and
+// prints the table of BENCHMARKS.md at the end. Sub-benchmarks can be
+// selected with -bench (the floors are needed for the ratios to them).
+func BenchmarkNRI(b *testing.B) {
+	t := newTable()
+	impls := []impl{upstreamImpl(), nrikitImpl()}
+
+	// (A benchmark run once only to look for sub-benchmarks has b.N == 1.)
+	b.Run("floor=ttrpc", func(b *testing.B) {
+		if s := benchFloor(b, false); b.N > 1 {
+			t.floor = ns(s.p50)
+		}
+	})
+	b.Run("floor=ttrpc+mux", func(b *testing.B) {
+		if s := benchFloor(b, true); b.N > 1 {
+			t.floorMux = ns(s.p50)
+		}
+	})
+
+	for _, n := range []int{1, 4, 16} {
+		scen := fmt.Sprintf("CreateContainer, %d plugin(s)", n)
+		for _, im := range impls {
+			if !selected(b, fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name),
+				fmt.Sprintf("CreateContainer8/plugins=%d/%s", n, im.name),
+				fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name)) {
+				continue
+			}
+			r, dir := startRuntime(b, im, envPlugins(n))
+			b.Run(fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+				s := benchCreate(b, r, n, 1)
+				t.record(b, im.name, scen, "p50", micros, ns(s.p50))
+				t.record(b, im.name, scen, "p99", micros, ns(s.p99))
+				t.record(b, im.name, scen, "allocs/call", count, s.allocs)
+			})
+			b.Run(fmt.Sprintf("CreateContainer8/plugins=%d/%s", n, im.name), func(b *testing.B) {
+				s := benchCreate(b, r, n, 8)
+				b.ReportMetric(s.perSec, "calls/s")
+				t.record(b, im.name, scen, "throughput, 8 callers", perSec, s.perSec)
+				t.record(b, im.name, scen, "p50, 8 callers", micros, ns(s.p50))
+			})
+			if n == 16 {
+				b.Run(fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+					s := measure(b, func(ctx context.Context, _ int) error { return r.PostStart(ctx) })
+					t.record(b, im.name, "PostStartContainer, 16 plugins", "p50", micros, ns(s.p50))
+					t.record(b, im.name, "PostStartContainer, 16 plugins", "p99", micros, ns(s.p99))
+				})
+			}
+			if n == 1 {
+				if pid, err := pluginPID(dir, envPlugins(1)[0].full); err != nil {
+					b.Error(err)
+				} else if m, err := workload.ReadMemory(pid); err != nil {
+					b.Error(err)
+				} else {
+					t.row("plugin process (1 plugin, after the CreateContainer runs)", "VmRSS", kib)
+					setMem(t, im.name, "plugin process (1 plugin, after the CreateContainer runs)", m)
+				}
+			}
+			stopRuntime(b, r)
+		}
+	}
+
+	for _, im := range impls {
+		name := "CreateContainerScoped/plugins=16/" + im.name
+		if !selected(b, name) {
+			continue
+		}
+		r, _ := startRuntime(b, im, scopedPlugins(16))
+		b.Run(name, func(b *testing.B) {
+			var envs int
+			s := measure(b, func(ctx context.Context, i int) error {
+				var err error
+				envs, err = r.Create(ctx, i)
+				return err
+			}, prepare(r))
+			scen := "CreateContainer, 16 plugins, scope matches 1"
+			t.record(b, im.name, scen, "p50", micros, ns(s.p50))
+			t.record(b, im.name, scen, "p99", micros, ns(s.p99))
+			row := t.row(scen, "p50", micros)
+			switch {
+			case im.name == "upstream":
+				row.note = "upstream: plugins filter in their handler"
+			case envs == 1:
+				row.note += "; nrikit: runtime-side scope filter effective"
+			default:
+				row.note += fmt.Sprintf("; nrikit: runtime-side scope filter NOT effective (%d plugins adjusted)", envs)
+			}
+		})
+		stopRuntime(b, r)
+	}
+
+	for _, n := range []int{1000, 10000, 100000} {
+		if !selected(b, fmt.Sprintf("Synchronize/containers=%d/upstream", n), fmt.Sprintf("Synchronize/containers=%d/nrikit", n)) {
+			continue
+		}
+		l := newListing(n)
+		for _, im := range impls {
+			b.Run(fmt.Sprintf("Synchronize/containers=%d/%s", n, im.name), func(b *testing.B) {
+				d, err := benchSync(b, im, l)
+				v := ns(d)
+				if err != nil {
+					v = math.Inf(1)
+					b.Logf("%s: Synchronize of %d containers failed: %v", im.name, n, err)
+					t.row(fmt.Sprintf("registration + Synchronize, %d containers", n), "median", millis).note += im.name + " failed: " + err.Error()
+				}
+				t.record(b, im.name, fmt.Sprintf("registration + Synchronize, %d containers", n), "median", millis, v)
+			})
+		}
+	}
+
+	for _, im := range impls {
+		name := "Memory/runtime/plugins=16/" + im.name
+		if !selected(b, name) {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			m, err := runtimeMemory(b, im)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+			}
+			b.ReportMetric(float64(m.RSSKiB), "VmRSS-KiB")
+			b.ReportMetric(float64(m.HWMKiB), "VmHWM-KiB")
+			setMem(t, im.name, "runtime process, 16 plugins, 1000 CreateContainer + PostStartContainer", m)
+		})
+	}
+	t.print(os.Stdout)
+}
+
+// selected reports whether -bench selects any of the named
+// sub-benchmarks of BenchmarkNRI, to skip their setup otherwise.
+func selected(b *testing.B, names ...string) bool {
+	pat := ""
+	if f := flagValue("test.bench"); f != "" {
+		pat = f
+	}
+	parts := splitPattern(pat)
+	if len(parts) < 2 {
+		return true
+	}
+	for _, name := range names {
+		if matchParts(parts[1:], strings.Split(name, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+func setMem(t *table, im, scen string, m workload.Memory) {
+	for _, f := range []struct {
+		metric string
+		v      int64
+	}{{"VmRSS", m.RSSKiB}, {"VmHWM", m.HWMKiB}} {
+		r := t.row(scen, f.metric, kib)
+		if im == "upstream" {
+			r.up = float64(f.v)
+		} else {
+			r.ours = float64(f.v)
+		}
+	}
+}
+
+// prepare returns the setup of a CreateContainer loop: b.N fresh
+// requests (upstream applies adjustments to the request it is given).
+func prepare(r rt) func(n int) { return r.Prepare }
+
+// benchCreate measures CreateContainer through r's n plugins with callers
+// concurrent callers.
+func benchCreate(b *testing.B, r rt, n, callers int) sample {
+	call := func(ctx context.Context, i int) error {
+		envs, err := r.Create(ctx, i)
+		if err == nil && envs != n {
+			err = fmt.Errorf("merged adjustment has %d variables, want %d", envs, n)
+		}
+		return err
+	}
+	if callers == 1 {
+		return measure(b, call, prepare(r))
+	}
+	return measureParallel(b, callers, call, prepare(r))
+}
+
+// benchSync measures the registration of one plugin, with Synchronize of
+// l's containers, as the median time Start takes to return with the
+// plugin synchronized.
+func benchSync(b *testing.B, im impl, l *listing) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	dir := pluginDir(b, im.plugin, envPlugins(1))
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r, err := im.start(ctx, dir, l)
+		d := time.Since(start)
+		if err != nil {
+			for b.Loop() {
+			}
+			return 0, err
+		}
+		got := r.Plugins()
+		var envs int
+		if got == 1 {
+			r.Prepare(1)
+			envs, err = r.Create(ctx, 0)
+		}
+		r.Prepare(0)
+		stopRuntime(b, r)
+		switch {
+		case got != 1:
+			err = fmt.Errorf("plugin not registered after Start (%v)", d.Round(time.Millisecond))
+		case err != nil || envs != 1:
+			err = fmt.Errorf("synchronized plugin does not adjust: %d, %v", envs, err)
+		}
+		if err != nil {
+			for b.Loop() { // the benchmark must run its course
+			}
+			return 0, err
+		}
+		took = append(took, d)
+	}
+	s := finish(b, took, 0, 0)
+	return s.p50, nil
+}
+
+// runtimeMemory runs im's runtime binary with 16 plugins and returns the
+// memory it reports.
+func runtimeMemory(b *testing.B, im impl) (workload.Memory, error) {
+	bin := bins.nrikitRuntime
+	if im.name == "upstream" {
+		bin = bins.upstreamRuntime
+	}
+	dir := pluginDir(b, im.plugin, envPlugins(16))
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-plugins", dir, "-n", "1000", "-want", "16")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return workload.Memory{}, fmt.Errorf("%s runtime: %w", im.name, err)
+	}
+	return workload.ParseMemory(string(out))
+}
+
+// benchFloor measures the bare ttrpc CreateContainer round trip to a
+// child process (optionally through the NRI multiplexer on both ends).
+func benchFloor(b *testing.B, withMux bool) sample {
+	sock := filepath.Join(b.TempDir(), "floor.sock")
+	args := []string{"-floor", sock}
+	if withMux {
+		args = append(args, "-mux")
+	}
+	cmd := exec.Command(bins.nrikitPlugin, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	var conn net.Conn
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var err error
+		if conn, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the child's socket
+	}
+	var cc net.Conn = conn
+	if withMux {
+		m, err := mux.New(conn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		if cc, err = m.Open(mux.PluginServiceConn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	client := ttrpc.NewClient(cc)
+	defer client.Close()
+	svc := nriapi.NewPluginClient(client)
+	tmpl := workload.CreateRequest(0)
+	var reqs []*nriapi.CreateContainerRequest
+	return measure(b, func(ctx context.Context, i int) error {
+		rsp, err := svc.CreateContainer(ctx, reqs[i])
+		if err == nil && len(rsp.GetAdjust().GetEnv()) != 1 {
+			err = fmt.Errorf("floor answered %v", rsp)
+		}
+		return err
+	}, func(n int) {
+		reqs = make([]*nriapi.CreateContainerRequest, n)
+		for i := range reqs {
+			reqs[i] = proto.Clone(tmpl).(*nriapi.CreateContainerRequest)
+		}
+	})
+}

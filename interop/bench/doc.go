@@ -1,0 +1,16 @@
+// Package bench is nrikit's performance harness (issue 9): go test
+// benchmarks that measure nrikit's runtime and plugin libraries against a
+// physical floor and against upstream (containerd/nri v0.12.5), side by
+// side in the same run, with every plugin a separate process.
+//
+// The floor is a bare ttrpc unary CreateContainer round trip over a unix
+// socket to a child process, with the same request bytes as the other
+// scenarios (workload.CreateRequest, about 2 KB). Each scenario is run
+// with upstream's pkg/adaptation and upstream-stub plugins, then with
+// nrikit's adaptation and stub plugins; each figure is reported as a
+// ratio to the floor and as nrikit/upstream, and BenchmarkNRI ends by
+// printing the table of BENCHMARKS.md.
+//
+// Run it with `make bench-interop` (see BENCHMARKS.md); plain `go test`
+// runs only the cheap checks of the workload.
+package bench

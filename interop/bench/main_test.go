@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// ldflags make the two api packages' identical protobuf registrations
+// harmless (see the top-level Makefile).
+const ldflags = "-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=ignore"
+
+// binaries are the executables TestMain builds for the benchmarks. They
+// are set once, before any benchmark runs, and read-only afterwards.
+type binaries struct {
+	nrikitPlugin, upstreamPlugin   string
+	nrikitRuntime, upstreamRuntime string
+}
+
+var bins binaries
+
+// TestMain builds the plugin and runtime binaries once, only when
+// benchmarks run (plain `go test` stays cheap).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "nri-bench-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := 1
+	if err := build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building benchmark binaries:", err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func build(dir string) error {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for _, b := range []struct {
+		dst *string
+		pkg string
+	}{
+		{&bins.nrikitPlugin, "./plugins/nrikit"},
+		{&bins.upstreamPlugin, "./plugins/upstream"},
+		{&bins.nrikitRuntime, "./runtimes/nrikit"},
+		{&bins.upstreamRuntime, "./runtimes/upstream"},
+	} {
+		out := filepath.Join(dir, filepath.Base(filepath.Dir(b.pkg))+"-"+filepath.Base(b.pkg))
+		cmd := exec.Command(gobin, "build", ldflags, "-o", out, b.pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build %s: %w", b.pkg, err)
+		}
+		*b.dst = out
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+package differ
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+
+	"github.com/nrikit/nrikit/simulator/pluginmain"
+	"github.com/nrikit/nrikit/stub"
+)
+
+// Main runs the differ plugin with command-line arguments args (without
+// the program name), logging to stderr, until the runtime shuts it down
+// or ctx is done.
+func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	return pluginmain.Main(ctx, pluginmain.Spec{
+		Name:    Name,
+		Summary: "logs how the runtime's plugins changed each container",
+		Setup: func(*flag.FlagSet) pluginmain.NewFunc {
+			return func(log *slog.Logger) (any, []stub.Option, error) { return New(log, nil), nil, nil }
+		},
+	}, args, stderr)
+}

@@ -1,0 +1,10 @@
+// Command logger is the logger sample NRI plugin as a standalone binary;
+// see package github.com/nrikit/nrikit/plugins/logger.
+package main
+
+import (
+	"github.com/nrikit/nrikit/plugins/logger"
+	"github.com/nrikit/nrikit/simulator/pluginmain"
+)
+
+func main() { pluginmain.Command(logger.Main) }

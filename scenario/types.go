@@ -1,0 +1,204 @@
+package scenario
+
+import "github.com/nrikit/nrikit/validator"
+
+// Scenario is a decoded, checked scenario file.
+type Scenario struct {
+	// Name is a short name; the file's base name if not given.
+	Name string `yaml:"name"`
+	// Description says what the scenario shows.
+	Description string `yaml:"description"`
+	// Pods are the pods the steps refer to.
+	Pods []*Pod `yaml:"pods"`
+	// Containers are the containers the steps refer to.
+	Containers []*Container `yaml:"containers"`
+	// Plugins are launched by the simulated runtime.
+	Plugins []*Plugin `yaml:"plugins"`
+	// DefaultValidator configures the default validator (upstream's
+	// configuration keys).
+	DefaultValidator *validator.Config `yaml:"defaultValidator"`
+	// Policy are the rules of the simulator's validating plugin.
+	Policy []*PolicyRule `yaml:"policy"`
+	// Steps are the lifecycle events, in order.
+	Steps []*Step `yaml:"steps"`
+
+	// File is the name the scenario was read from.
+	File string `yaml:"-"`
+	// Dir is the directory relative plugin paths are resolved against
+	// ("" for an embedded scenario).
+	Dir string `yaml:"-"`
+}
+
+// Pod is a pod of the scenario.
+type Pod struct {
+	Name           string            `yaml:"name"`
+	Namespace      string            `yaml:"namespace"`
+	UID            string            `yaml:"uid"`
+	Labels         map[string]string `yaml:"labels"`
+	Annotations    map[string]string `yaml:"annotations"`
+	RuntimeHandler string            `yaml:"runtimeHandler"`
+
+	// ID is the pod's sandbox ID, derived from its namespace and name.
+	ID string `yaml:"-"`
+	// Line is where the pod is defined.
+	Line int `yaml:"-"`
+}
+
+// Container is a container of the scenario.
+type Container struct {
+	Name        string            `yaml:"name"`
+	Pod         string            `yaml:"pod"`
+	Image       string            `yaml:"image"`
+	Args        []string          `yaml:"args"`
+	Env         []string          `yaml:"env"`
+	Mounts      []*Mount          `yaml:"mounts"`
+	Resources   *Resources        `yaml:"resources"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations"`
+
+	// ID is the container's ID, derived from its pod's ID and its name.
+	ID string `yaml:"-"`
+	// Line is where the container is defined.
+	Line int `yaml:"-"`
+}
+
+// Mount is a container mount.
+type Mount struct {
+	Destination string   `yaml:"destination"`
+	Source      string   `yaml:"source"`
+	Type        string   `yaml:"type"`
+	Options     []string `yaml:"options"`
+}
+
+// Resources are a container's Linux resources. Unset fields stay unset.
+type Resources struct {
+	CPUShares   *uint64   `yaml:"cpuShares"`
+	CPUQuota    *int64    `yaml:"cpuQuota"`
+	CPUPeriod   *uint64   `yaml:"cpuPeriod"`
+	CpusetCpus  string    `yaml:"cpusetCpus"`
+	CpusetMems  string    `yaml:"cpusetMems"`
+	MemoryLimit *Quantity `yaml:"memoryLimit"`
+}
+
+// Plugin is a plugin the simulated runtime launches.
+type Plugin struct {
+	// Name is the plugin's name: a sample plugin of the nri binary
+	// unless Path is set.
+	Name string `yaml:"name"`
+	// Index is the two-digit index.
+	Index string `yaml:"index"`
+	// Path is an executable to launch instead of a sample plugin.
+	Path string `yaml:"path"`
+	// Args are extra command-line arguments (such as a sample plugin's
+	// scope flags, "-pod-selector=accel=gpu").
+	Args []string `yaml:"args"`
+	// Config is sent to the plugin in its Configure request.
+	Config string `yaml:"config"`
+	// Files are written into the plugin's working directory (relative
+	// paths, no "..") before it is launched.
+	Files map[string]string `yaml:"files"`
+
+	// Line is where the plugin is defined.
+	Line int `yaml:"-"`
+}
+
+// FullName is the plugin's IDX-NAME.
+func (p *Plugin) FullName() string { return p.Index + "-" + p.Name }
+
+// Kinds of change a [PolicyRule] can deny.
+const (
+	DenyHooks       = "hooks"
+	DenyDevices     = "devices"
+	DenyCDIDevices  = "cdiDevices"
+	DenyMounts      = "mounts"
+	DenyEnv         = "env"
+	DenyArgs        = "args"
+	DenyRlimits     = "rlimits"
+	DenyAnnotations = "annotations"
+	DenyResources   = "resources"
+	DenyNamespaces  = "namespaces"
+	DenySysctl      = "sysctl"
+)
+
+// DenyKinds returns the valid values of PolicyRule.Deny.
+func DenyKinds() []string {
+	return []string{DenyHooks, DenyDevices, DenyCDIDevices, DenyMounts, DenyEnv, DenyArgs,
+		DenyRlimits, DenyAnnotations, DenyResources, DenyNamespaces, DenySysctl}
+}
+
+// PolicyRule rejects kinds of change to matching containers.
+type PolicyRule struct {
+	// Name names the rule in rejections.
+	Name string `yaml:"name"`
+	// Pod is a glob over pod names; empty matches all.
+	Pod string `yaml:"pod"`
+	// Container is a glob over container names; empty matches all.
+	Container string `yaml:"container"`
+	// Deny are the kinds of change rejected.
+	Deny []string `yaml:"deny"`
+
+	// Line is where the rule is defined.
+	Line int `yaml:"-"`
+}
+
+// Action is what a step does.
+type Action string
+
+// The actions of steps.
+const (
+	RunPod          Action = "runPod"
+	StopPod         Action = "stopPod"
+	RemovePod       Action = "removePod"
+	CreateContainer Action = "createContainer"
+	StartContainer  Action = "startContainer"
+	UpdateContainer Action = "updateContainer"
+	StopContainer   Action = "stopContainer"
+	RemoveContainer Action = "removeContainer"
+)
+
+// IsPodAction reports whether the action's target is a pod.
+func (a Action) IsPodAction() bool { return a == RunPod || a == StopPod || a == RemovePod }
+
+// Step is one lifecycle event.
+type Step struct {
+	RunPod          string `yaml:"runPod"`
+	StopPod         string `yaml:"stopPod"`
+	RemovePod       string `yaml:"removePod"`
+	CreateContainer string `yaml:"createContainer"`
+	StartContainer  string `yaml:"startContainer"`
+	UpdateContainer string `yaml:"updateContainer"`
+	StopContainer   string `yaml:"stopContainer"`
+	RemoveContainer string `yaml:"removeContainer"`
+	// Resources are the new resources of an updateContainer step.
+	Resources *Resources `yaml:"resources"`
+	// ExpectError makes the step succeed only if it fails with an error
+	// containing this text.
+	ExpectError string `yaml:"expectError"`
+
+	// Action is the step's action, set by decoding.
+	Action Action `yaml:"-"`
+	// Pod is the step's pod (for container steps, the container's pod).
+	Pod *Pod `yaml:"-"`
+	// Container is the step's container, for container steps.
+	Container *Container `yaml:"-"`
+	// Line is where the step is defined.
+	Line int `yaml:"-"`
+}
+
+// targets returns the step's action fields by action.
+func (s *Step) targets() map[Action]string {
+	return map[Action]string{
+		RunPod: s.RunPod, StopPod: s.StopPod, RemovePod: s.RemovePod,
+		CreateContainer: s.CreateContainer, StartContainer: s.StartContainer,
+		UpdateContainer: s.UpdateContainer, StopContainer: s.StopContainer,
+		RemoveContainer: s.RemoveContainer,
+	}
+}
+
+// Target is the name the step refers to.
+func (s *Step) Target() string { return s.targets()[s.Action] }
+
+// Actions returns all actions, in a fixed order.
+func Actions() []Action {
+	return []Action{RunPod, StopPod, RemovePod, CreateContainer, StartContainer, UpdateContainer, StopContainer, RemoveContainer}
+}

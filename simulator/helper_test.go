@@ -1,0 +1,67 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub"
+)
+
+// helperEnv selects the helper-process mode of the test binary: the
+// runtime's plugins inherit the test's environment.
+const helperEnv = "NRIKIT_SIMULATOR_HELPER"
+
+// helperPlugin is the plugin the test binary runs as a helper process. It
+// sets HELPER_<NAME>=1 in every container (and SHARED=<name> in mode
+// "conflict"); plugin "two" answers UpdateContainer by setting the CPU
+// shares to 777.
+type helperPlugin struct {
+	name, mode string
+}
+
+func (h *helperPlugin) CreateContainer(_ context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("HELPER_"+h.name, "1")
+	if h.mode == "conflict" {
+		adj.AddEnv("SHARED", h.name)
+	}
+	return adj, nil, nil
+}
+
+func (h *helperPlugin) UpdateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container, _ *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	if h.name != "two" {
+		return nil, nil
+	}
+	u := &api.ContainerUpdate{}
+	u.SetContainerId(c.GetId())
+	u.SetLinuxCPUShares(777)
+	return []*api.ContainerUpdate{u}, nil
+}
+
+// TestHelperProcess is not a test: it is the plugin process the
+// simulator's tests launch.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		t.Skip("helper process")
+	}
+	mode := ""
+	if i := slices.Index(os.Args, "--"); i >= 0 && i+1 < len(os.Args) {
+		mode = os.Args[i+1]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	s, err := stub.New(&helperPlugin{name: os.Getenv(api.PluginNameEnvVar), mode: mode})
+	if err == nil {
+		err = s.Run(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper plugin:", err)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,24 @@
+package simulator
+
+import (
+	"context"
+
+	"github.com/nrikit/nrikit/adaptation"
+)
+
+// observerOptions connects the timeline to the runtime's observer, which
+// reports every plugin request with its answer.
+func (s *Simulator) observerOptions() []adaptation.Option {
+	return []adaptation.Option{adaptation.WithObserver(func(ctx context.Context, c adaptation.Call) {
+		s.tl.observe(ctx, c.Plugin, c.Event, c.Duration, c.Response, c.Err)
+	})}
+}
+
+// validatorOptions installs the default validator, if the scenario
+// configures it.
+func (s *Simulator) validatorOptions() []adaptation.Option {
+	if s.sc.DefaultValidator == nil {
+		return nil
+	}
+	return []adaptation.Option{adaptation.WithDefaultValidator(*s.sc.DefaultValidator)}
+}

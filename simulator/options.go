@@ -1,0 +1,131 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Launcher returns how to start the sample plugin called name as a
+// process: the executable and its arguments. ok is false if there is no
+// sample plugin of that name.
+type Launcher func(name string) (exe string, args []string, ok bool)
+
+// Option configures a [Simulator].
+type Option func(*config) error
+
+type config struct {
+	launcher            Launcher
+	extraPlugins        []string
+	extraDirs           []string
+	socketPath          string
+	logger              *slog.Logger
+	pluginLogLevel      string
+	registrationTimeout time.Duration
+	requestTimeout      time.Duration
+	runtimeName         string
+	runtimeVersion      string
+	onRegistrationError func(plugin, reason string)
+}
+
+func defaultConfig() config {
+	return config{
+		logger:              slog.New(slog.DiscardHandler),
+		pluginLogLevel:      "info",
+		registrationTimeout: 5 * time.Second,
+		requestTimeout:      2 * time.Second,
+		runtimeName:         "nri-simulator",
+		runtimeVersion:      "0.1.0",
+	}
+}
+
+// WithLauncher sets how sample plugins named in the scenario are started;
+// without it, a scenario naming a sample plugin is refused.
+func WithLauncher(l Launcher) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("simulator: nil launcher")
+		}
+		c.launcher = l
+		return nil
+	}
+}
+
+// WithExtraPlugin adds an executable named IDX-NAME to the plugins the
+// runtime launches.
+func WithExtraPlugin(path string) Option {
+	return func(c *config) error { c.extraPlugins = append(c.extraPlugins, path); return nil }
+}
+
+// WithExtraPluginDir adds the executables named IDX-NAME in dir to the
+// plugins the runtime launches.
+func WithExtraPluginDir(dir string) Option {
+	return func(c *config) error { c.extraDirs = append(c.extraDirs, dir); return nil }
+}
+
+// WithSocketPath makes the runtime accept external plugins on the unix
+// socket path. Without it, only launched and builtin plugins take part.
+func WithSocketPath(path string) Option {
+	return func(c *config) error {
+		if path == "" {
+			return errors.New("simulator: empty socket path")
+		}
+		c.socketPath = path
+		return nil
+	}
+}
+
+// WithLogger sets the runtime's logger; the output of launched plugins is
+// logged there too. The default discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("simulator: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithPluginLogLevel sets the -log-level of launched sample plugins
+// (default info).
+func WithPluginLogLevel(level string) Option {
+	return func(c *config) error {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return fmt.Errorf("simulator: invalid plugin log level %q", level)
+		}
+		c.pluginLogLevel = level
+		return nil
+	}
+}
+
+// WithTimeouts sets the runtime's registration and request timeouts
+// (defaults 5s and 2s).
+func WithTimeouts(registration, request time.Duration) Option {
+	return func(c *config) error {
+		if registration <= 0 || request <= 0 {
+			return fmt.Errorf("simulator: invalid timeouts %v, %v", registration, request)
+		}
+		c.registrationTimeout, c.requestTimeout = registration, request
+		return nil
+	}
+}
+
+// WithRuntime sets the runtime name and version plugins are told.
+func WithRuntime(name, version string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("simulator: empty runtime name")
+		}
+		c.runtimeName, c.runtimeVersion = name, version
+		return nil
+	}
+}
+
+// WithRegistrationErrors sets a function told, as it happens, about every
+// plugin the runtime refuses or fails to register, with the reason.
+func WithRegistrationErrors(f func(plugin, reason string)) Option {
+	return func(c *config) error { c.onRegistrationError = f; return nil }
+}

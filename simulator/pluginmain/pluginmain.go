@@ -1,0 +1,190 @@
+// Package pluginmain is the command-line entry point shared by nrikit's
+// sample plugins (plugins/logger, plugins/gpu-env, ...): the flags every
+// one of them takes — identity, runtime socket, log level and event scope
+// — and running the plugin's stub until the runtime lets it go.
+//
+// A sample plugin's Main is
+//
+//	func Main(ctx context.Context, args []string, stderr io.Writer) error {
+//		return pluginmain.Main(ctx, pluginmain.Spec{
+//			Name:  "logger",
+//			Setup: func(fs *flag.FlagSet) pluginmain.NewFunc { ... },
+//		}, args, stderr)
+//	}
+//
+// and it runs the same whether the runtime launched it (the stub then
+// takes its identity and socket from the environment) or it was started
+// by hand against a runtime's socket (`-idx 10 -socket /run/nri.sock`).
+//
+// A plugin with a scope (Spec.Scope or the scope flags) sends it to the
+// runtime, which then need not send events about other pods and
+// containers, and also enforces it itself: a runtime that does not
+// evaluate scopes sends every event, and the plugin answers those about
+// other pods and containers without changes (opting out of them, for
+// runtimes that understand opt-outs).
+package pluginmain
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub"
+)
+
+// NewFunc builds the plugin once the flags are parsed. It may return
+// extra stub options (such as stub.WithSubscription).
+type NewFunc func(log *slog.Logger) (plugin any, opts []stub.Option, err error)
+
+// Spec describes a sample plugin to Main.
+type Spec struct {
+	// Name is the plugin's default name.
+	Name string
+	// Summary is a one-line description for -help.
+	Summary string
+	// Scope is the default event scope (nil: all pods and containers);
+	// the scope flags replace it.
+	Scope *api.PluginScope
+	// Setup registers the plugin's own flags and returns the function
+	// that builds the plugin after parsing.
+	Setup func(fs *flag.FlagSet) NewFunc
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+// Main parses args (without the program name), runs the plugin until the
+// runtime shuts it down, ctx is done, or the connection is lost, and
+// returns nil for the first two. Logs go to stderr. flag.ErrHelp is
+// returned after -help.
+func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", spec.Name, "plugin name")
+	idx := fs.String("idx", "", "plugin index (two digits); required unless the runtime launched the plugin")
+	socket := fs.String("socket", "", "runtime socket to connect to (default "+api.DefaultSocketPath+")")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	var sc scopeFlags
+	sc.register(fs, spec.Scope)
+	build := spec.Setup(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s: %s\n\nUsage: %s [flags]\n\nFlags:\n", spec.Name, spec.Summary, spec.Name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("%s: unexpected arguments %q", spec.Name, fs.Args())
+		fmt.Fprintln(stderr, err)
+		return &UsageError{Err: err}
+	}
+	log, err := NewLogger(stderr, *level)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	plugin, extra, err := build(log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	opts := []stub.Option{stub.WithLogger(log), stub.WithPluginName(*name)}
+	if *idx != "" {
+		opts = append(opts, stub.WithPluginIdx(*idx))
+	}
+	if *socket != "" {
+		opts = append(opts, stub.WithSocketPath(*socket))
+	}
+	if scope := sc.scope(); scope != nil {
+		wrapped, events, err := newScoped(plugin, scope)
+		if err != nil {
+			return fmt.Errorf("%s: %w", spec.Name, err)
+		}
+		plugin = wrapped
+		opts = append(opts, stub.WithScope(scope), stub.WithSubscription(events))
+	}
+	s, err := stub.New(plugin, append(opts, extra...)...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	err = s.Run(ctx)
+	switch {
+	case err == nil, errors.Is(err, stub.ErrShutdown), errors.Is(err, stub.ErrClosed), ctx.Err() != nil:
+		log.Debug("plugin stopped", "reason", err)
+		return nil
+	}
+	return fmt.Errorf("%s: %w", spec.Name, err)
+}
+
+// UsageError is a mistake on the command line; it has been printed,
+// with the usage, to the plugin's stderr.
+type UsageError struct {
+	// Err is the parse error.
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the parse error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// MainFunc is the signature of a sample plugin's Main.
+type MainFunc func(ctx context.Context, args []string, stderr io.Writer) error
+
+// Command is a standalone plugin binary's main: it runs main with the
+// process's arguments until SIGINT or SIGTERM and exits with 0 on
+// success or -help, 2 after a usage error and 1 after any other error,
+// which it prints.
+func Command(main MainFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := main(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(ExitCode(err, os.Stderr))
+}
+
+// ExitCode returns the exit status for main's result, printing errors
+// that were not printed yet to stderr.
+func ExitCode(err error, stderr io.Writer) int {
+	var usage *UsageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		return 2
+	}
+	fmt.Fprintln(stderr, err)
+	return 1
+}
+
+// NewLogger returns a text logger on w at the named level. When the
+// runtime launched the plugin, the runtime timestamps the captured lines,
+// so the plugin's own timestamps are left out.
+func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("invalid log level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	if os.Getenv(api.PluginSocketEnvVar) != "" {
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
