@@ -58,9 +58,18 @@ var errSplitSync = errors.New("plugin does not handle split Synchronize requests
 // containers in its scope), and sets up the filter for the events queued
 // meanwhile. It runs on p's worker.
 func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.Container) error {
-	parts := splitSync(pods, ctrs, MaxSyncMessageSize)
+	// See syncwire.go: parts are encoded ahead for connected plugins.
+	parts := newSyncParts(p.kind == KindBuiltin, pods, ctrs, MaxSyncMessageSize)
+	defer parts.stop()
 	var last *api.SynchronizeResponse
-	for i, req := range parts {
+	for i := 0; ; i++ {
+		req, ok, err := parts.next()
+		if err != nil {
+			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureRejected, Err: err}
+		}
+		if !ok {
+			break
+		}
 		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.syncTimeout)
 		start := time.Now()
 		rsp, err := p.ep.Synchronize(ctx, req)
@@ -72,7 +81,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 				return ErrStopped
 			}
 			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: a.cfg.syncTimeout, Err: err}
-			return fmt.Errorf("part %d of %d: %w", i+1, len(parts), perr)
+			return fmt.Errorf("part %d: %w", i+1, perr)
 		}
 		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
 			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureLost, Err: errSplitSync}

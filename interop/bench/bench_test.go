@@ -48,7 +48,9 @@ func BenchmarkNRI(b *testing.B) {
 			}
 			r, dir := startRuntime(b, im, envPlugins(n))
 			b.Run(fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+				m := startCPU(dir, envPlugins(n))
 				s := benchCreate(b, r, n, 1)
+				recordCPU(b, t, im.name, scen, m)
 				t.record(b, im.name, scen, "p50", micros, ns(s.p50))
 				t.record(b, im.name, scen, "p99", micros, ns(s.p99))
 				t.record(b, im.name, scen, "allocs/call", count, s.allocs)
@@ -61,7 +63,9 @@ func BenchmarkNRI(b *testing.B) {
 			})
 			if n == 16 {
 				b.Run(fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+					m := startCPU(dir, envPlugins(n))
 					s := measure(b, func(ctx context.Context, _ int) error { return r.PostStart(ctx) })
+					recordCPU(b, t, im.name, "PostStartContainer, 16 plugins", m)
 					t.record(b, im.name, "PostStartContainer, 16 plugins", "p50", micros, ns(s.p50))
 					t.record(b, im.name, "PostStartContainer, 16 plugins", "p99", micros, ns(s.p99))
 				})
@@ -96,14 +100,14 @@ func BenchmarkNRI(b *testing.B) {
 			scen := "CreateContainer, 16 plugins, scope matches 1"
 			t.record(b, im.name, scen, "p50", micros, ns(s.p50))
 			t.record(b, im.name, scen, "p99", micros, ns(s.p99))
-			row := t.row(scen, "p50", micros)
-			switch {
-			case im.name == "upstream":
-				row.note = "upstream: plugins filter in their handler"
-			case envs == 1:
-				row.note += "; nrikit: runtime-side scope filter effective"
-			default:
-				row.note += fmt.Sprintf("; nrikit: runtime-side scope filter NOT effective (%d plugins adjusted)", envs)
+			note := "upstream: plugins filter in their handler; nrikit: "
+			if envs == 1 {
+				note += "runtime-side scope filter effective (1 plugin called)"
+			} else {
+				note += fmt.Sprintf("runtime-side scope filter NOT effective (%d plugins adjusted)", envs)
+			}
+			if im.name == "nrikit" {
+				t.row(scen, "p50", micros).note = note
 			}
 		})
 		stopRuntime(b, r)
@@ -121,7 +125,7 @@ func BenchmarkNRI(b *testing.B) {
 				if err != nil {
 					v = math.Inf(1)
 					b.Logf("%s: Synchronize of %d containers failed: %v", im.name, n, err)
-					t.row(fmt.Sprintf("registration + Synchronize, %d containers", n), "median", millis).note += im.name + " failed: " + err.Error()
+					t.row(fmt.Sprintf("registration + Synchronize, %d containers", n), "median", millis).note = im.name + " failed: " + err.Error()
 				}
 				t.record(b, im.name, fmt.Sprintf("registration + Synchronize, %d containers", n), "median", millis, v)
 			})
@@ -319,4 +323,12 @@ func benchFloor(b *testing.B, withMux bool) sample {
 			reqs[i] = proto.Clone(tmpl).(*nriapi.CreateContainerRequest)
 		}
 	})
+}
+
+// recordCPU records the CPU time per call of the runtime and the plugins
+// since m started, for the b.N calls just made.
+func recordCPU(b *testing.B, t *table, im, scen string, m *cpuMeter) {
+	rtCPU, plCPU := m.perCall(b.N)
+	t.record(b, im, scen, "CPU/call, runtime", cpu, ns(rtCPU))
+	t.record(b, im, scen, "CPU/call, all plugins", cpu, ns(plCPU))
 }

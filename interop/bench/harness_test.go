@@ -319,3 +319,41 @@ func splitPattern(pat string) []string {
 	}
 	return append(parts, pat[last:])
 }
+
+// cpuMeter measures the CPU time the runtime (this process) and the
+// plugin processes of a scenario spend.
+type cpuMeter struct {
+	pids         []int
+	self, plugin time.Duration
+}
+
+// startCPU starts measuring, for the plugins installed in dir.
+func startCPU(dir string, plugins []pluginSpec) *cpuMeter {
+	m := &cpuMeter{}
+	for _, p := range plugins {
+		if pid, err := pluginPID(dir, p.full); err == nil {
+			m.pids = append(m.pids, pid)
+		}
+	}
+	m.self, m.plugin = workload.SelfCPUTime(), m.pluginCPU()
+	return m
+}
+
+func (m *cpuMeter) pluginCPU() time.Duration {
+	var sum time.Duration
+	for _, pid := range m.pids {
+		if d, err := workload.CPUTime(pid); err == nil {
+			sum += d
+		}
+	}
+	return sum
+}
+
+// perCall returns the CPU time per call of the runtime and of all
+// plugins together since startCPU, for n calls.
+func (m *cpuMeter) perCall(n int) (runtime, plugins time.Duration) {
+	if n == 0 {
+		return 0, 0
+	}
+	return (workload.SelfCPUTime() - m.self) / time.Duration(n), (m.pluginCPU() - m.plugin) / time.Duration(n)
+}

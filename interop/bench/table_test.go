@@ -27,6 +27,7 @@ const (
 	micros unit = iota // a latency, compared with the floor
 	millis             // a duration not comparable with the floor
 	perSec             // a throughput
+	cpu                // CPU time per call, not compared with the floor
 	count              // allocations per call
 	kib                // memory
 )
@@ -39,7 +40,7 @@ func (u unit) format(v float64) string {
 		return "FAIL"
 	}
 	switch u {
-	case micros:
+	case micros, cpu:
 		return fmt.Sprintf("%.0f µs", v/1e3)
 	case millis:
 		return fmt.Sprintf("%.1f ms", v/1e6)

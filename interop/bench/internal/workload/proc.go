@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Memory is a process's resident memory, from /proc/PID/status.
@@ -50,4 +52,38 @@ func ParseMemory(s string) (Memory, error) {
 		return m, fmt.Errorf("workload: parsing %q: %w", s, err)
 	}
 	return m, nil
+}
+
+// CPUTime returns the user and system CPU time process pid has used
+// (from /proc/PID/stat, in clock ticks of 10 ms).
+func CPUTime(pid int) (time.Duration, error) {
+	buf, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("workload: %w", err)
+	}
+	// The command name (field 2) may contain spaces; it ends at the last ')'.
+	rest := string(buf)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("workload: short /proc/%d/stat", pid)
+	}
+	// Fields 14 and 15 (utime, stime) are f[11] and f[12] after the name.
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("workload: parsing /proc/%d/stat", pid)
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// SelfCPUTime returns the CPU time (user and system) of this process.
+func SelfCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,0 +1,140 @@
+package adaptation
+
+import (
+	"fmt"
+
+	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// Field numbers of SynchronizeRequest.
+const (
+	syncPodsField       protowire.Number = 1
+	syncContainersField protowire.Number = 2
+)
+
+// syncParts yields the Synchronize requests of one plugin, split as
+// splitSync splits them. For a plugin at the other end of a connection
+// the parts are encoded ahead, by a goroutine that encodes part k+1 while
+// part k is in flight, so the runtime's encoding overlaps the plugin's
+// decoding; and each pod and container is sized and encoded once, into
+// the part's unknown fields, which proto.Marshal (and so ttrpc) copies to
+// the wire as they are: the bytes are those of the request with the
+// objects in its pods and containers fields. Builtin plugins get the
+// requests of splitSync.
+type syncParts struct {
+	// next returns the next part (false after the last). The part
+	// returned before must no longer be used: its buffer is reused.
+	next func() (*api.SynchronizeRequest, bool, error)
+	// stop ends the encoder early; it is idempotent and waits for it.
+	stop func()
+}
+
+func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+	if builtin {
+		parts := splitSync(pods, ctrs, limit)
+		i := 0
+		return &syncParts{
+			next: func() (*api.SynchronizeRequest, bool, error) {
+				if i == len(parts) {
+					return nil, false, nil
+				}
+				i++
+				return parts[i-1], true, nil
+			},
+			stop: func() {},
+		}
+	}
+	type part struct {
+		req *api.SynchronizeRequest
+		err error
+	}
+	out := make(chan part, 1) // one part encoded ahead
+	// free takes back the buffers of parts that were sent, for the
+	// encoder to reuse (ttrpc has copied them by then).
+	free := make(chan []byte, 2)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(out)
+		budget := limit - 2 // room for "more = true"
+		var buf []byte
+		emit := func(more bool) bool {
+			req := &api.SynchronizeRequest{More: more}
+			req.ProtoReflect().SetUnknown(buf)
+			buf = nil
+			select {
+			case out <- part{req: req}:
+				return true
+			case <-quit:
+				return false
+			}
+		}
+		add := func(num protowire.Number, m proto.Message) bool {
+			n := proto.Size(m)
+			f := protowire.SizeTag(num) + protowire.SizeVarint(uint64(n)) + n
+			if len(buf) > 0 && len(buf)+f > budget {
+				if !emit(true) {
+					return false
+				}
+			}
+			if buf == nil {
+				select {
+				case buf = <-free:
+				default:
+					buf = make([]byte, 0, min(max(f, 4096), limit))
+				}
+			}
+			buf = protowire.AppendTag(buf, num, protowire.BytesType)
+			buf = protowire.AppendVarint(buf, uint64(n))
+			var err error
+			// The size was just computed: marshal with it.
+			if buf, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(buf, m); err != nil {
+				select {
+				case out <- part{err: fmt.Errorf("encoding Synchronize: %w", err)}:
+				case <-quit:
+				}
+				return false
+			}
+			return true
+		}
+		for _, p := range pods {
+			if !add(syncPodsField, p) {
+				return
+			}
+		}
+		for _, c := range ctrs {
+			if !add(syncContainersField, c) {
+				return
+			}
+		}
+		emit(false)
+	}()
+	var (
+		stopped bool
+		prev    *api.SynchronizeRequest
+	)
+	return &syncParts{
+		next: func() (*api.SynchronizeRequest, bool, error) {
+			// Asking for the next part means the previous one was sent.
+			if prev != nil {
+				select {
+				case free <- prev.ProtoReflect().GetUnknown()[:0]:
+				default:
+				}
+			}
+			p, ok := <-out
+			prev = p.req
+			return p.req, ok, p.err
+		},
+		stop: func() {
+			if !stopped {
+				stopped = true
+				close(quit)
+			}
+			<-done
+		},
+	}
+}
