@@ -45,6 +45,15 @@ const (
 	// with fixture.ConflictPart. All subscribe to CreateContainer only.
 	PartPrefix     Mode = "part"
 	ConflictPrefix Mode = "conflict"
+	// Env subscribes to CreateContainer only and adds EnvKey=EnvValue to
+	// every container: a plugin simple enough for any runtime's scenario.
+	Env Mode = "env"
+)
+
+// The environment variable a plugin in Env mode injects.
+const (
+	EnvKey   = "INTEROP_PLUGIN"
+	EnvValue = "upstream-or-nrikit-stub"
 )
 
 // RejectReason is the reason of a plugin in Reject mode.
@@ -99,7 +108,7 @@ func (b *Behavior) update(want, except string, mib int64) []*api.ContainerUpdate
 func New(mode string) (*Behavior, error) {
 	m := Mode(mode)
 	switch m {
-	case Observe, Reject, Unsupported, Sync:
+	case Observe, Reject, Unsupported, Sync, Env:
 		return &Behavior{mode: m}, nil
 	}
 	for _, prefix := range []Mode{PartPrefix, ConflictPrefix} {
@@ -124,7 +133,7 @@ func (b *Behavior) Subscription() api.EventMask {
 		return api.MaskOf(api.Event_CREATE_CONTAINER, api.Event_UPDATE_POD_SANDBOX)
 	case Sync:
 		return api.MaskOf(api.Event_RUN_POD_SANDBOX)
-	case PartPrefix, ConflictPrefix:
+	case PartPrefix, ConflictPrefix, Env:
 		return api.MaskOf(api.Event_CREATE_CONTAINER)
 	}
 	return 0
@@ -145,6 +154,10 @@ func (b *Behavior) CreateContainer(_ context.Context, _ *api.PodSandbox, ctr *ap
 		return adj, upd, nil, nil
 	case ConflictPrefix:
 		return fixture.ConflictPart(b.part), nil, nil, nil
+	case Env:
+		adj := &api.ContainerAdjustment{}
+		adj.AddEnv(EnvKey, EnvValue)
+		return adj, nil, nil, nil
 	}
 	return nil, nil, nil, nil
 }
