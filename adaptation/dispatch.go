@@ -87,9 +87,17 @@ var (
 // invoke makes one call to one plugin. It is the single path of every
 // event to every plugin: request timeout, StateChange fallback, metrics,
 // failure classification, logging and the disconnecting half of the
-// failure policy. It runs on p's worker. A non-nil error is a
+// failure policy. It runs on p's worker, or on the dispatcher that took
+// the turn from it (slot.takeTurn). A non-nil error is a
 // *PluginError, or ctx's error if the runtime gave up first.
 func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req) (Rsp, error) {
+	return invokeWire(ctx, p, r, req, req)
+}
+
+// invokeWire is invoke sending wire, which encodes as req does (see
+// encodedOnce), in the dedicated RPC; everything else (the StateChange
+// fallback, the observer) gets req.
+func invokeWire[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req, wire Req) (Rsp, error) {
 	var zero Rsp
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -104,7 +112,7 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 	if r.legacy != nil && p.legacy[r.event].Load() {
 		_, err = p.ep.StateChange(rctx, r.legacy(req))
 	} else {
-		rsp, err = r.call(p.ep, rctx, req)
+		rsp, err = r.call(p.ep, rctx, wire)
 		if err != nil && r.legacy != nil && status.Code(err) == codes.Unimplemented {
 			if !p.legacy[r.event].Swap(true) {
 				p.a.log.Warn("plugin does not implement a dedicated RPC, using StateChange",
@@ -217,24 +225,24 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	}
 	for i, p := range res.plugins {
 		req := next(p)
-		out := make(chan outcome[Rsp], 1)
-		res.slots[i].fill <- func(skip error) {
-			if skip != nil {
-				out <- outcome[Rsp]{err: skip}
-				return
-			}
-			rsp, err := invoke(ctx, p, r, req)
-			if err == nil {
-				p.takeOptOut(r.event, s, rsp)
-			}
-			out <- outcome[Rsp]{rsp, err}
-		}
 		var o outcome[Rsp]
-		select {
-		case o = <-out:
-		case <-ctx.Done():
-			res.release(i + 1)
-			return nil, ctx.Err()
+		if sl := res.slots[i]; sl.takeTurn() {
+			// The worker waits at the slot: call the plugin from here.
+			skip := sl.skip
+			if skip == nil && p.isGone() {
+				skip = errPluginGone
+			}
+			o = deliverMutation(ctx, p, r, s, req, skip)
+			sl.finish()
+		} else {
+			out := make(chan outcome[Rsp], 1)
+			sl.fill <- func(skip error) { out <- deliverMutation(ctx, p, r, s, req, skip) }
+			select {
+			case o = <-out:
+			case <-ctx.Done():
+				res.release(i + 1)
+				return nil, ctx.Err()
+			}
 		}
 		if err := a.judge(p, r.event, o.err); err != nil {
 			res.release(i + 1)
@@ -249,6 +257,20 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		}
 	}
 	return res.excluded, nil
+}
+
+// deliverMutation makes the call of a mutating event to p, unless skip says why
+// not, and records an opt-out in the answer before the next event for p
+// starts.
+func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, skip error) outcome[Rsp] {
+	if skip != nil {
+		return outcome[Rsp]{err: skip}
+	}
+	rsp, err := invoke(ctx, p, r, req)
+	if err == nil {
+		p.takeOptOut(r.event, s, rsp)
+	}
+	return outcome[Rsp]{rsp, err}
 }
 
 // judge turns one plugin's delivery error into the request's error (nil:
@@ -280,8 +302,17 @@ func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
 		return nil
 	}
+	// Connected plugins get the request encoded once for all of them.
+	wire := req
+	if connected(res.plugins) > 1 {
+		wire = encodedOnce(req)
+	}
 	var wait []chan struct{}
 	for i, p := range res.plugins {
+		sent := wire
+		if p.kind == KindBuiltin {
+			sent = req
+		}
 		done := make(chan struct{})
 		dctx, cancel := ctx, context.CancelFunc(func() {})
 		if res.catchUp[i] {
@@ -294,7 +325,7 @@ func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			defer close(done)
 			defer cancel()
 			if skip == nil {
-				_, _ = invoke(dctx, p, r, req)
+				_, _ = invokeWire(dctx, p, r, req, sent)
 			}
 		}
 	}

@@ -30,8 +30,10 @@ type Call struct {
 }
 
 // Observer is told about every request the Adaptation sends to a plugin,
-// once the plugin answered or failed. It is called on the plugin's worker
-// goroutine, with the context of the runtime's event call (with its
+// once the plugin answered or failed. It is called on the goroutine that
+// made the request (the plugin's worker, or for a mutating event the
+// runtime's own while the worker waits), one request of a plugin at a
+// time, with the context of the runtime's event call (with its
 // values; for a notification delivered to a plugin after the call
 // returned, a context detached from the call's cancellation), so calls
 // for one plugin arrive in order and calls for different plugins

@@ -128,6 +128,12 @@ func (p *plugin) worker() {
 		if s == nil {
 			return
 		}
+		if !s.catchUp {
+			// Catching up is over: later slots do not catch up either.
+			p.catch = nil
+			p.offer(s)
+			continue
+		}
 		w := <-s.fill
 		if w == nil {
 			continue
@@ -149,6 +155,36 @@ func (p *plugin) worker() {
 			}
 			w(nil)
 		}
+	}
+}
+
+// offer delivers a slot that is not catching up: it decides whether the
+// event is skipped, offers the turn to the slot's dispatcher (see
+// slot.takeTurn) and waits until the work has run, there or, if the slot
+// was filled instead, here.
+func (p *plugin) offer(s *slot) {
+	var skip error
+	switch {
+	case p.isGone():
+		skip = errPluginGone
+	case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
+		skip = errOptedOut // queued before the plugin opted out
+	}
+	s.skip = skip
+	s.state.Store(slotOffered)
+	select {
+	case <-s.done:
+	case w := <-s.fill:
+		if w == nil {
+			return
+		}
+		if skip == nil && p.isGone() {
+			skip = errPluginGone
+		}
+		w(skip)
+	}
+	if skip == errOptedOut {
+		p.skipped(s.event, optedOut)
 	}
 }
 

@@ -3,12 +3,15 @@ package adaptation
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nrikit/nrikit/api"
 )
 
 // Every call to a plugin, except registration and Shutdown at Stop, runs on
-// the plugin's own worker goroutine, in the order in which the calls were
+// the plugin's own worker goroutine (or, for mutating events, on the
+// dispatcher's while the worker waits at the slot, see slot.takeTurn),
+// in the order in which the calls were
 // reserved. A dispatcher reserves a slot in the queue of every plugin it
 // will call at the moment its event starts (under the registry lock, so
 // all plugins see concurrent events in the same order), and fills the slot
@@ -40,11 +43,37 @@ type slot struct {
 	catchUp bool
 	// fill receives the work exactly once; nil gives the slot up.
 	fill chan work
+
+	// The hand-over of the turn (see takeTurn): a worker that reaches a
+	// slot (not catching up) decides skip, marks the slot offered and
+	// waits for fill or done.
+	state atomic.Int32
+	skip  error         // the worker's verdict; read after taking the turn
+	done  chan struct{} // closed by the dispatcher that took the turn
 }
 
+// Hand-over states of a slot.
+const (
+	slotPending int32 = iota // the worker has not reached the slot
+	slotOffered              // the worker waits at the slot, skip is set
+	slotTaken                // a dispatcher runs the work itself
+)
+
 func newSlot(event api.Event, podID, ctrID string, catchUp bool) *slot {
-	return &slot{event: event, podID: podID, ctrID: ctrID, catchUp: catchUp, fill: make(chan work, 1)}
+	return &slot{event: event, podID: podID, ctrID: ctrID, catchUp: catchUp, fill: make(chan work, 1),
+		done: make(chan struct{})}
 }
+
+// takeTurn reports whether the worker is waiting at s; the caller then
+// runs the work itself, on its own goroutine, with s.skip, and calls
+// finish when done. This is how a mutating event, whose plugins are
+// called one after the other, saves the two goroutine switches (and, on
+// an idle runtime, the thread wake-ups) of handing each call to the
+// plugin's worker and back. Otherwise the caller fills the slot.
+func (s *slot) takeTurn() bool { return s.state.CompareAndSwap(slotOffered, slotTaken) }
+
+// finish ends a turn taken with takeTurn: the worker goes on.
+func (s *slot) finish() { close(s.done) }
 
 // queue is an unbounded FIFO of slots with one consumer.
 type queue struct {

@@ -28,12 +28,13 @@ func BenchmarkNRI(b *testing.B) {
 
 	// (A benchmark run once only to look for sub-benchmarks has b.N == 1.)
 	b.Run("floor=ttrpc", func(b *testing.B) {
-		if s := benchFloor(b, false); b.N > 1 {
+		if s, rtCPU, plCPU := benchFloor(b, false); b.N > 1 {
 			t.floor = ns(s.p50)
+			t.floorCPU = [2]float64{ns(rtCPU), ns(plCPU)}
 		}
 	})
 	b.Run("floor=ttrpc+mux", func(b *testing.B) {
-		if s := benchFloor(b, true); b.N > 1 {
+		if s, _, _ := benchFloor(b, true); b.N > 1 {
 			t.floorMux = ns(s.p50)
 		}
 	})
@@ -268,7 +269,7 @@ func runtimeMemory(b *testing.B, im impl) (workload.Memory, error) {
 
 // benchFloor measures the bare ttrpc CreateContainer round trip to a
 // child process (optionally through the NRI multiplexer on both ends).
-func benchFloor(b *testing.B, withMux bool) sample {
+func benchFloor(b *testing.B, withMux bool) (s sample, clientCPU, serverCPU time.Duration) {
 	sock := filepath.Join(b.TempDir(), "floor.sock")
 	args := []string{"-floor", sock}
 	if withMux {
@@ -295,7 +296,7 @@ func benchFloor(b *testing.B, withMux bool) sample {
 		}
 		time.Sleep(5 * time.Millisecond) // polling for the child's socket
 	}
-	var cc net.Conn = conn
+	cc := conn
 	if withMux {
 		m, err := mux.New(conn)
 		if err != nil {
@@ -311,6 +312,13 @@ func benchFloor(b *testing.B, withMux bool) sample {
 	svc := nriapi.NewPluginClient(client)
 	tmpl := workload.CreateRequest(0)
 	var reqs []*nriapi.CreateContainerRequest
+	self0 := workload.SelfCPUTime()
+	child0, _ := workload.CPUTime(cmd.Process.Pid)
+	defer func() {
+		child1, _ := workload.CPUTime(cmd.Process.Pid)
+		clientCPU = (workload.SelfCPUTime() - self0) / time.Duration(b.N)
+		serverCPU = (child1 - child0) / time.Duration(b.N)
+	}()
 	return measure(b, func(ctx context.Context, i int) error {
 		rsp, err := svc.CreateContainer(ctx, reqs[i])
 		if err == nil && len(rsp.GetAdjust().GetEnv()) != 1 {
@@ -322,7 +330,7 @@ func benchFloor(b *testing.B, withMux bool) sample {
 		for i := range reqs {
 			reqs[i] = proto.Clone(tmpl).(*nriapi.CreateContainerRequest)
 		}
-	})
+	}), 0, 0
 }
 
 // recordCPU records the CPU time per call of the runtime and the plugins

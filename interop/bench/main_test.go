@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -46,7 +45,10 @@ func TestMain(m *testing.M) {
 }
 
 func build(dir string) error {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("finding the go command: %w", err)
+	}
 	for _, b := range []struct {
 		dst *string
 		pkg string

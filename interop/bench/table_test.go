@@ -64,7 +64,8 @@ type row struct {
 
 // table collects the figures of one run of the harness.
 type table struct {
-	floor, floorMux float64 // p50 ns of the floors
+	floor, floorMux float64    // p50 ns of the floors
+	floorCPU        [2]float64 // CPU ns per call of the floor's client and server
 	rows            []*row
 }
 
@@ -111,8 +112,8 @@ func ratio(a, b float64) string {
 
 // print writes the table as markdown.
 func (t *table) print(w io.Writer) {
-	fmt.Fprintf(w, "\nfloor (bare ttrpc CreateContainer, unix socket, child process): p50 %s; with the NRI multiplexer on both ends: p50 %s\n\n",
-		micros.format(t.floor), micros.format(t.floorMux))
+	fmt.Fprintf(w, "\nfloor (bare ttrpc CreateContainer, unix socket, child process): p50 %s (CPU/call: client %s, server %s); with the NRI multiplexer on both ends: p50 %s\n\n",
+		micros.format(t.floor), cpu.format(t.floorCPU[0]), cpu.format(t.floorCPU[1]), micros.format(t.floorMux))
 	fmt.Fprintln(w, "| scenario | metric | upstream | nrikit | upstream/floor | nrikit/floor | nrikit/upstream | note |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
 	for _, r := range t.rows {

@@ -1,0 +1,39 @@
+package adaptation
+
+import "google.golang.org/protobuf/proto"
+
+// encodedOnce returns a message of req's type that carries req's encoding
+// as unknown fields, which proto.Marshal copies to the wire as they are:
+// a notification sent to many plugins over ttrpc (which marshals the
+// request for every call) is encoded once instead of once per plugin.
+// The result encodes to the same bytes as req but has none of its fields
+// set, so it is only for the wire: builtin plugins, the StateChange
+// fallback and the observer get req. It returns req if it cannot encode
+// it.
+func encodedOnce[Req proto.Message](req Req) Req {
+	if !req.ProtoReflect().IsValid() {
+		return req
+	}
+	buf, err := proto.Marshal(req)
+	if err != nil {
+		return req
+	}
+	m := req.ProtoReflect().New()
+	m.SetUnknown(buf)
+	out, ok := m.Interface().(Req)
+	if !ok {
+		return req
+	}
+	return out
+}
+
+// connected counts the plugins reached over a connection.
+func connected(ps []*plugin) int {
+	n := 0
+	for _, p := range ps {
+		if p.kind != KindBuiltin {
+			n++
+		}
+	}
+	return n
+}
