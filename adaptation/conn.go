@@ -10,6 +10,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/mux"
 )
 
@@ -42,26 +43,11 @@ type connEndpoint struct {
 // Runtime service returned by rt on it; onClose (may be nil) runs last in
 // Close. The endpoint owns conn.
 func newConnEndpoint(ctx context.Context, conn net.Conn, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
-	m, err := mux.New(conn)
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
 	if err != nil {
-		conn.Close()
 		return nil, err
 	}
-	pc, err := m.Open(mux.PluginServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	l, err := m.Listen(mux.RuntimeServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	srv, err := ttrpc.NewServer()
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
+	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose}
 	e.client = ttrpc.NewClient(pc)
 	e.PluginService = api.NewPluginClient(e.client)

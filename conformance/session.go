@@ -10,6 +10,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/mux"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,26 +50,11 @@ type pluginSession struct {
 // newPluginSession sets the NRI connection layout up on conn, which the
 // session owns from then on.
 func newPluginSession(conn net.Conn) (*pluginSession, error) {
-	m, err := mux.New(conn)
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
 	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("setting up the multiplexer: %w", err)
+		return nil, err
 	}
-	pc, err := m.Open(mux.PluginServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("opening the Plugin service connection: %w", err)
-	}
-	l, err := m.Listen(mux.RuntimeServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("listening for the Runtime service connection: %w", err)
-	}
-	srv, err := ttrpc.NewServer()
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("creating the ttrpc server: %w", err)
-	}
+	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	s := &pluginSession{
 		mux:           m,
 		server:        srv,

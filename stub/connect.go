@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/mux"
 	"github.com/nrikit/nrikit/socketpair"
 )
@@ -44,26 +45,11 @@ type session struct {
 // newSession sets up the protocol on conn, which it takes ownership of,
 // and starts serving the Plugin service.
 func newSession(c *core, conn net.Conn) (*session, error) {
-	m, err := mux.New(conn)
+	lay, err := nriconn.New(conn, nriconn.PluginRole, c.cfg.serverOpts...)
 	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("stub: multiplexing connection: %w", err)
+		return nil, fmt.Errorf("stub: %w", err)
 	}
-	l, err := m.Listen(mux.PluginServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stub: listening for the plugin service: %w", err)
-	}
-	rc, err := m.Open(mux.RuntimeServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stub: opening the runtime service connection: %w", err)
-	}
-	srv, err := ttrpc.NewServer(c.cfg.serverOpts...)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stub: creating ttrpc server: %w", err)
-	}
+	m, l, rc, srv := lay.Mux, lay.Listener, lay.ClientConn, lay.Server
 	s := &session{
 		mux:       m,
 		server:    srv,

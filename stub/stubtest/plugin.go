@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/mux"
 )
 
@@ -55,26 +56,11 @@ type Plugin struct {
 
 // newPlugin sets up the runtime side of conn. Called with r.mu held.
 func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
-	m, err := mux.New(conn)
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
 	if err != nil {
-		conn.Close()
 		return nil, fmt.Errorf("stubtest: %w", err)
 	}
-	pc, err := m.Open(mux.PluginServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
-	l, err := m.Listen(mux.RuntimeServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
-	srv, err := ttrpc.NewServer()
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
+	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	p := &Plugin{
 		r:           r,
 		mux:         m,
