@@ -385,6 +385,21 @@ func TestPendingOverflow(t *testing.T) {
 	}
 }
 
+// TestPendingConnsBounded sends one frame each for more never-opened
+// connection IDs than the mux buffers: it must fail instead of buffering
+// frames for every ID a peer invents.
+func TestPendingConnsBounded(t *testing.T) {
+	a, raw := unixPair(t)
+	m := newMux(t, a)
+	for id := 10; id < 10+MaxPendingConns+1; id++ {
+		mustWrite(t, raw, frame(ConnID(id), []byte("x")))
+	}
+	waitDone(t, m)
+	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "never opened") {
+		t.Fatalf("Err = %v", err)
+	}
+}
+
 func TestBackpressure(t *testing.T) {
 	a, raw := unixPair(t)
 	m := newMux(t, a, WithReadQueueLength(2))

@@ -335,6 +335,12 @@ func (m *Mux) readLoop() error {
 	}
 }
 
+// MaxPendingConns bounds the number of distinct connection IDs whose frames
+// are buffered before the connection is opened. NRI uses two IDs, so a
+// peer sending frames for more is broken or hostile; without the bound it
+// could make the reader buffer frames for up to 2^32 IDs.
+const MaxPendingConns = 8
+
 // errShutdown is returned by dispatch when the Mux is shutting down; the
 // recorded cause takes precedence over it.
 var errShutdown = errors.New("mux: shutting down")
@@ -350,7 +356,10 @@ func (m *Mux) dispatch(id ConnID, frame []byte) error {
 		if _, ok := m.retired[id]; ok {
 			return nil
 		}
-		q := m.pending[id]
+		q, known := m.pending[id]
+		if !known && len(m.pending) >= MaxPendingConns {
+			return fmt.Errorf("mux: conn %d: frames for more than %d connections that were never opened", id, MaxPendingConns)
+		}
 		if len(q) >= m.cfg.queueLen {
 			return fmt.Errorf("mux: conn %d: more than %d frames received before the conn was opened (read queue length exceeded)", id, m.cfg.queueLen)
 		}
