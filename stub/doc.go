@@ -121,7 +121,9 @@
 //     fine). The stub answers successfully, with the pod or container ID in
 //     the response's OptOut field, and the runtime sends no further events
 //     about it. Whatever adjustment or updates the handler returned with
-//     the sentinel are sent too. Other handlers may return the sentinels as
+//     the sentinel are sent too, but nrikit's runtime ignores them (an
+//     opt-out answer carries no changes; see docs/scope.md), while
+//     upstream runtimes, which ignore the opt-out, apply them. Other handlers may return the sentinels as
 //     well; they are answered successfully, without an opt-out, since their
 //     responses have no field for it. A plugin can opt out during
 //     Synchronize by implementing [SynchronizeOptOutInterface].
