@@ -95,6 +95,16 @@ func (e *connEndpoint) waitFlushed(d time.Duration) {
 	}
 }
 
+// waitPeerClose waits until the plugin closed the connection or d passed.
+func (e *connEndpoint) waitPeerClose(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-e.mux.Done():
+	case <-t.C:
+	}
+}
+
 type flushListener struct {
 	net.Listener
 	e *connEndpoint

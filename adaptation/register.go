@@ -73,6 +73,13 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	if err := s.await(ctx); err != nil {
 		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
+		if s.answered() {
+			// ttrpc's client may report "ttrpc: closed" instead of an
+			// answer that arrived just before the connection closed (its
+			// dispatch picks between the two at random), so let the
+			// plugin read the refusal and hang up first.
+			ep.waitPeerClose(answerGrace)
+		}
 		ep.Close()
 		return err
 	}
@@ -116,6 +123,16 @@ func (s *session) await(ctx context.Context) error {
 		return s.err
 	}
 	return nil
+}
+
+// answered reports whether RegisterPlugin was answered.
+func (s *session) answered() bool {
+	select {
+	case <-s.decided:
+		return true
+	default:
+		return false
+	}
 }
 
 // RegisterPlugin is step 3 of the handshake: the answer is sent only once
