@@ -241,6 +241,7 @@ const (
 	KindExternal
 )
 
+// String returns the kind's name, as used in logs ("builtin", ...).
 func (k PluginKind) String() string {
 	switch k {
 	case KindBuiltin:
@@ -269,6 +270,7 @@ const (
 	StateClosed
 )
 
+// String returns the state's name, as used in logs.
 func (s PluginState) String() string {
 	switch s {
 	case StateRegistering:

@@ -31,6 +31,7 @@ type RegistrationError struct {
 	Err error
 }
 
+// Error returns the reason, as the plugin received it.
 func (e *RegistrationError) Error() string { return e.Reason }
 
 // Unwrap returns the underlying cause.
@@ -57,6 +58,7 @@ const (
 	FailureLost
 )
 
+// String returns the failure kind's name.
 func (k FailureKind) String() string {
 	switch k {
 	case FailureRejected:
@@ -86,6 +88,7 @@ type PluginError struct {
 	Err error
 }
 
+// Error names the plugin, the request and what went wrong.
 func (e *PluginError) Error() string {
 	switch e.Kind {
 	case FailureTimeout:
@@ -111,6 +114,7 @@ type ValidationError struct {
 	Reason string
 }
 
+// Error names the validator, the container and the validator's reason.
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("validator %q rejected the adjustment of container %q: %s", e.Validator, e.Container, e.Reason)
 }
@@ -125,6 +129,7 @@ type RequiredPluginError struct {
 	Err error
 }
 
+// Error names the missing required plugin.
 func (e *RequiredPluginError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("required plugin %q is not connected", e.Plugin)
@@ -161,6 +166,7 @@ type ScopeError struct {
 	Container string
 }
 
+// Error names the plugin, what it asked for and the container outside its scope.
 func (e *ScopeError) Error() string {
 	return fmt.Sprintf("cannot %s container %q: it is outside the scope of plugin %q", e.Action, e.Container, e.Plugin)
 }

@@ -136,6 +136,7 @@ type UsageError struct {
 	Err error
 }
 
+// Error returns the underlying error's message.
 func (e *UsageError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the parse error.
