@@ -47,7 +47,7 @@ func testLifecycle(t *testing.T, external bool, extra []string) {
 		r.start()
 		r.awaitSynced(r.external(idx, name, args...))
 	} else {
-		r.install(full, args...)
+		r.Install(pluginBin, full, args...)
 		r.start()
 	}
 
@@ -98,7 +98,8 @@ func testLifecycle(t *testing.T, external bool, extra []string) {
 	}
 	if s, ok := lifecycle.One(t, recs, "Synchronize"); ok {
 		got := lifecycle.Decode(t, s.Req, &api.SynchronizeRequest{})
-		lifecycle.ExpectEqual(t, "Synchronize request", &api.SynchronizeRequest{Pods: r.pods, Containers: r.ctrs}, got)
+		pods, ctrs := r.List()
+		lifecycle.ExpectEqual(t, "Synchronize request", &api.SynchronizeRequest{Pods: pods, Containers: ctrs}, got)
 	}
 	if u, ok := lifecycle.One(t, recs, "UpdateContainers"); ok && u.Err != "" {
 		t.Errorf("unsolicited UpdateContainers failed: %s", u.Err)

@@ -18,7 +18,7 @@ func TestSynchronize10000(t *testing.T) {
 	full := api.FullPluginName(idx, name)
 	r := newRuntime(t, runtimeName, runtimeVersion)
 	pods, ctrs := fixture.SyncPods(nPods), fixture.SyncContainers(nPods, nCtrs)
-	r.setState(pods, ctrs)
+	r.SetState(pods, ctrs)
 	r.start()
 	r.awaitSynced(r.external(idx, name, "-mode", string(behavior.Sync)))
 	us := r.awaitUpdates(1)[0]

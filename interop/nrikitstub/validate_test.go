@@ -19,7 +19,7 @@ func TestValidatorRejects(t *testing.T) {
 	t.Parallel()
 	const full = "40-reject"
 	r := newRuntime(t, runtimeName, runtimeVersion)
-	r.install(full, "-mode", string(behavior.Reject))
+	r.Install(pluginBin, full, "-mode", string(behavior.Reject))
 	r.start()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()

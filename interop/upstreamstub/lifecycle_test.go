@@ -31,7 +31,7 @@ func testLifecycle(t *testing.T, kind adaptation.PluginKind) {
 	r := newRuntime(t)
 	args := []string{"-mode", string(behavior.Observe), "-unsolicited"}
 	if kind == adaptation.KindPreinstalled {
-		r.install(full, args...)
+		r.Install(pluginBin, full, args...)
 		r.start()
 	} else {
 		r.start()

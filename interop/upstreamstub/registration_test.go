@@ -20,7 +20,7 @@ func TestValidatorRejects(t *testing.T) {
 	t.Parallel()
 	const full = "40-reject"
 	r := newRuntime(t)
-	r.install(full, "-mode", string(behavior.Reject))
+	r.Install(pluginBin, full, "-mode", string(behavior.Reject))
 	r.start()
 	if info := r.plugin(full); info.Events != api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT) {
 		t.Errorf("validator subscribed to %s", info.Events)

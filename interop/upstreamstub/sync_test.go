@@ -26,7 +26,7 @@ func TestSynchronize10000(t *testing.T) {
 	if size := proto.Size(&api.SynchronizeRequest{Pods: pods, Containers: ctrs}); size <= adaptation.MaxSyncMessageSize {
 		t.Fatalf("the state encodes to %d bytes, too few to be split (limit %d)", size, adaptation.MaxSyncMessageSize)
 	}
-	r.setState(pods, ctrs)
+	r.SetState(pods, ctrs)
 	r.start()
 	p := r.external(idx, name, "-mode", string(behavior.Sync))
 	r.awaitActive(full, p)
