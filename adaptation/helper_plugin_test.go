@@ -243,13 +243,14 @@ func (r *recorder) Configure(_ context.Context, config, runtime, version string)
 }
 
 func (r *recorder) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-	say("SYNC pods=%d containers=%d", len(pods), len(ctrs))
 	for _, p := range pods {
 		say("SEEN pod %s", p.Id)
 	}
 	for _, c := range ctrs {
 		say("SEEN container %s", c.Id)
 	}
+	// The summary comes last: a test that waits for it has every SEEN line.
+	say("SYNC pods=%d containers=%d", len(pods), len(ctrs))
 	if r.syncDelay > 0 {
 		time.Sleep(r.syncDelay)
 	}
