@@ -12,20 +12,23 @@ import (
 // containers and evictions.
 type Create struct {
 	pod       *api.PodSandbox
-	ctr       *api.Container           // what the next plugin sees
+	ctr       *api.Container           // what the next plugin sees (copy on write, see own)
+	owned     viewPart                 // parts of ctr copied from the caller's container
 	adj       *api.ContainerAdjustment // merged adjustment
 	owners    *api.OwningPlugins
 	updates   updateSet
 	evictions evictions
+	tx        txn // reused for every answer
 }
 
-// NewCreate returns a merger for the creation of ctr in pod. It works on a
-// copy of ctr; ctr itself is not modified.
+// NewCreate returns a merger for the creation of ctr in pod. ctr itself is
+// not modified: the container view (see Container) starts as a shallow
+// copy of ctr that shares everything beneath its fields with ctr, and a
+// part of it (the environment, the mounts, the Linux settings, ...) is
+// copied the first time a plugin's adjustment changes it. So the caller
+// must not modify ctr while the Create is in use.
 func NewCreate(pod *api.PodSandbox, ctr *api.Container) *Create {
-	view := api.Clone(ctr)
-	if view == nil {
-		view = &api.Container{}
-	}
+	view := shallowCopy(ctr)
 	return &Create{
 		pod:     pod,
 		ctr:     view,
@@ -44,7 +47,8 @@ func (c *Create) Apply(plugin string, rsp *api.CreateContainerResponse) error {
 	if rsp == nil {
 		return nil
 	}
-	tx := newTxn(c.owners)
+	tx := c.tx.begin(c.owners)
+	defer tx.end()
 	if err := c.adjust(tx, plugin, rsp.Adjust); err != nil {
 		return err
 	}
@@ -82,6 +86,12 @@ func (c *Create) Ignored() []error { return c.updates.ignored }
 // resources, cgroups path, OOM score, I/O priority, seccomp policy,
 // namespaces, sysctls, network devices, scheduler and rlimits; CDI
 // devices, RDT and memory policy are not reflected).
+//
+// The view shares the parts no plugin changed with the container given
+// to NewCreate, and Apply may replace a part of it (a field of the
+// returned Container) with a changed copy: read the view through the
+// returned Container after each Apply rather than keeping pointers into
+// it, and do not modify it.
 func (c *Create) Container() *api.Container { return c.ctr }
 
 // Pod returns the pod the container is created in.
@@ -117,10 +127,17 @@ func (c *Create) adjust(tx *txn, plugin string, a *api.ContainerAdjustment) erro
 func (c *Create) annotations() mapFamily[string] {
 	return mapFamily[string]{
 		field: api.Field_Annotations,
-		reply: func() map[string]string { return ensureMap(&c.adj.Annotations) },
-		view:  func() map[string]string { return ensureMap(&c.ctr.Annotations) },
+		maps:  annotationMaps{c},
 		clone: func(v string) string { return v },
 	}
+}
+
+// annotationMaps is the annotations family's access to c (a mapAccess).
+type annotationMaps struct{ c *Create }
+
+func (m annotationMaps) reply() map[string]string { return ensureMap(&m.c.adj.Annotations) }
+func (m annotationMaps) view() map[string]string {
+	return ensureMap(&m.c.own(partAnnotations).Annotations)
 }
 
 func (c *Create) mounts() listFamily[*api.Mount] {
@@ -128,29 +145,53 @@ func (c *Create) mounts() listFamily[*api.Mount] {
 		field:           api.Field_Mounts,
 		key:             (*api.Mount).GetDestination,
 		forwardRemovals: true,
-		current:         func() []*api.Mount { return c.adj.Mounts },
-		reply:           func() *[]*api.Mount { return &c.adj.Mounts },
-		viewDrop: func(drop func(string) bool) {
-			c.ctr.Mounts = slices.DeleteFunc(c.ctr.Mounts, func(m *api.Mount) bool { return drop(m.GetDestination()) })
-		},
-		viewAdd: func(m *api.Mount) { c.ctr.Mounts = append(c.ctr.Mounts, m) },
+		lists:           mountLists{c},
 	}
+}
+
+// mountLists is the mounts family's access to c (a listAccess).
+type mountLists struct{ c *Create }
+
+func (l mountLists) current() []*api.Mount { return l.c.adj.Mounts }
+func (l mountLists) reply() *[]*api.Mount  { return &l.c.adj.Mounts }
+func (l mountLists) viewDrop(drop dropKeys[*api.Mount]) {
+	match := func(m *api.Mount) bool { return drop.has(m.GetDestination()) }
+	if slices.ContainsFunc(l.c.ctr.Mounts, match) {
+		v := l.c.own(partMounts)
+		v.Mounts = slices.DeleteFunc(v.Mounts, match)
+	}
+}
+func (l mountLists) viewAdd(m *api.Mount) {
+	v := l.c.own(partMounts)
+	v.Mounts = append(v.Mounts, api.Clone(m))
 }
 
 func (c *Create) env() listFamily[*api.KeyValue] {
 	return listFamily[*api.KeyValue]{
-		field:   api.Field_Env,
-		key:     (*api.KeyValue).GetKey,
-		current: func() []*api.KeyValue { return c.adj.Env },
-		reply:   func() *[]*api.KeyValue { return &c.adj.Env },
-		viewDrop: func(drop func(string) bool) {
-			c.ctr.Env = slices.DeleteFunc(c.ctr.Env, func(e string) bool {
-				name, _, _ := strings.Cut(e, "=")
-				return drop(name)
-			})
-		},
-		viewAdd: func(e *api.KeyValue) { c.ctr.Env = append(c.ctr.Env, e.Key+"="+e.Value) },
+		field: api.Field_Env,
+		key:   (*api.KeyValue).GetKey,
+		lists: envLists{c},
 	}
+}
+
+// envLists is the environment family's access to c (a listAccess).
+type envLists struct{ c *Create }
+
+func (l envLists) current() []*api.KeyValue { return l.c.adj.Env }
+func (l envLists) reply() *[]*api.KeyValue  { return &l.c.adj.Env }
+func (l envLists) viewDrop(drop dropKeys[*api.KeyValue]) {
+	match := func(e string) bool {
+		name, _, _ := strings.Cut(e, "=")
+		return drop.has(name)
+	}
+	if slices.ContainsFunc(l.c.ctr.Env, match) {
+		v := l.c.own(partEnv)
+		v.Env = slices.DeleteFunc(v.Env, match)
+	}
+}
+func (l envLists) viewAdd(e *api.KeyValue) {
+	v := l.c.own(partEnv)
+	v.Env = append(v.Env, e.Key+"="+e.Value)
 }
 
 // mergeArgs merges a command line. A leading empty string (UpdateArgs)
@@ -169,7 +210,7 @@ func (c *Create) mergeArgs(tx *txn, plugin string, args []string) error {
 	}
 	tx.then(func() {
 		c.adj.Args = slices.Clone(args)
-		c.ctr.Args = slices.Clone(args)
+		c.ctr.Args = slices.Clone(args) // replaces the view's slice, never changes it
 	})
 	return nil
 }
@@ -192,7 +233,7 @@ func (c *Create) mergeHooks(tx *txn, plugin string, h *api.Hooks) {
 	}
 	tx.accumulate(simpleKey(c.ctr.Id, api.Field_OciHooks), plugin)
 	tx.then(func() {
-		reply, view := lists(adjHooks(c.adj)), lists(ctrHooks(c.ctr))
+		reply, view := lists(adjHooks(c.adj)), lists(c.viewHooks())
 		for i, l := range src {
 			for _, hook := range *l {
 				if hook != nil {
@@ -214,7 +255,8 @@ func (c *Create) mergeRlimits(tx *txn, plugin string, rlimits []*api.POSIXRlimit
 		}
 		tx.then(func() {
 			c.adj.Rlimits = append(c.adj.Rlimits, l)
-			c.ctr.Rlimits = append(c.ctr.Rlimits, api.Clone(l))
+			v := c.own(partRlimits)
+			v.Rlimits = append(v.Rlimits, api.Clone(l))
 		})
 	}
 	return nil

@@ -21,25 +21,25 @@ var (
 			func(l *api.LinuxContainerAdjustment) bool { return l.CgroupsPath != "" },
 			func(c *Create, l *api.LinuxContainerAdjustment) {
 				adjLinux(c.adj).CgroupsPath = l.CgroupsPath
-				ctrLinux(c.ctr).CgroupsPath = l.CgroupsPath
+				c.viewLinux().CgroupsPath = l.CgroupsPath
 			}},
 		{api.Field_OomScoreAdj,
 			func(l *api.LinuxContainerAdjustment) bool { return l.OomScoreAdj != nil },
 			func(c *Create, l *api.LinuxContainerAdjustment) {
 				adjLinux(c.adj).OomScoreAdj = l.OomScoreAdj
-				ctrLinux(c.ctr).OomScoreAdj = api.Clone(l.OomScoreAdj)
+				c.viewLinux().OomScoreAdj = api.Clone(l.OomScoreAdj)
 			}},
 		{api.Field_IoPriority,
 			func(l *api.LinuxContainerAdjustment) bool { return l.IoPriority != nil },
 			func(c *Create, l *api.LinuxContainerAdjustment) {
 				adjLinux(c.adj).IoPriority = l.IoPriority
-				ctrLinux(c.ctr).IoPriority = api.Clone(l.IoPriority)
+				c.viewLinux().IoPriority = api.Clone(l.IoPriority)
 			}},
 		{api.Field_SeccompPolicy,
 			func(l *api.LinuxContainerAdjustment) bool { return l.SeccompPolicy != nil },
 			func(c *Create, l *api.LinuxContainerAdjustment) {
 				adjLinux(c.adj).SeccompPolicy = l.SeccompPolicy
-				ctrLinux(c.ctr).SeccompPolicy = api.Clone(l.SeccompPolicy)
+				c.viewLinux().SeccompPolicy = api.Clone(l.SeccompPolicy)
 			}},
 	}
 	linuxFieldsLate = []linuxField{
@@ -47,7 +47,7 @@ var (
 			func(l *api.LinuxContainerAdjustment) bool { return l.Scheduler != nil },
 			func(c *Create, l *api.LinuxContainerAdjustment) {
 				adjLinux(c.adj).Scheduler = l.Scheduler
-				ctrLinux(c.ctr).Scheduler = api.Clone(l.Scheduler)
+				c.viewLinux().Scheduler = api.Clone(l.Scheduler)
 			}},
 	}
 	// The memory policy is applied by the runtime only; it is not
@@ -81,7 +81,7 @@ func (c *Create) adjustLinux(tx *txn, plugin string, l *api.LinuxContainerAdjust
 		return err
 	}
 	if err := mergeResources(tx, id, plugin, l.Resources, true,
-		func() *api.LinuxResources { return ctrResources(c.ctr) },
+		c.viewResources,
 		func() *api.LinuxResources { return adjResources(c.adj) }); err != nil {
 		return err
 	}
@@ -108,35 +108,59 @@ func (c *Create) adjustLinux(tx *txn, plugin string, l *api.LinuxContainerAdjust
 
 func (c *Create) devices() listFamily[*api.LinuxDevice] {
 	return listFamily[*api.LinuxDevice]{
-		field:   api.Field_Devices,
-		key:     (*api.LinuxDevice).GetPath,
-		current: func() []*api.LinuxDevice { return c.adj.GetLinux().GetDevices() },
-		reply:   func() *[]*api.LinuxDevice { return &adjLinux(c.adj).Devices },
-		viewDrop: func(drop func(string) bool) {
-			if l := c.ctr.Linux; l != nil {
-				l.Devices = slices.DeleteFunc(l.Devices, func(d *api.LinuxDevice) bool { return drop(d.GetPath()) })
-			}
-		},
-		viewAdd: func(d *api.LinuxDevice) { l := ctrLinux(c.ctr); l.Devices = append(l.Devices, d) },
+		field: api.Field_Devices,
+		key:   (*api.LinuxDevice).GetPath,
+		lists: deviceLists{c},
 	}
+}
+
+// deviceLists is the devices family's access to c (a listAccess).
+type deviceLists struct{ c *Create }
+
+func (l deviceLists) current() []*api.LinuxDevice { return l.c.adj.GetLinux().GetDevices() }
+func (l deviceLists) reply() *[]*api.LinuxDevice  { return &adjLinux(l.c.adj).Devices }
+func (l deviceLists) viewDrop(drop dropKeys[*api.LinuxDevice]) {
+	match := func(d *api.LinuxDevice) bool { return drop.has(d.GetPath()) }
+	if slices.ContainsFunc(l.c.ctr.GetLinux().GetDevices(), match) {
+		v := l.c.viewLinux()
+		v.Devices = slices.DeleteFunc(v.Devices, match)
+	}
+}
+func (l deviceLists) viewAdd(d *api.LinuxDevice) {
+	v := l.c.viewLinux()
+	v.Devices = append(v.Devices, api.Clone(d))
 }
 
 func (c *Create) sysctl() mapFamily[string] {
 	return mapFamily[string]{
 		field: api.Field_Sysctl,
-		reply: func() map[string]string { return ensureMap(&adjLinux(c.adj).Sysctl) },
-		view:  func() map[string]string { return ensureMap(&ctrLinux(c.ctr).Sysctl) },
+		maps:  sysctlMaps{c},
 		clone: func(v string) string { return v },
 	}
 }
 
+// sysctlMaps is the sysctls family's access to c (a mapAccess).
+type sysctlMaps struct{ c *Create }
+
+func (m sysctlMaps) reply() map[string]string { return ensureMap(&adjLinux(m.c.adj).Sysctl) }
+func (m sysctlMaps) view() map[string]string  { return ensureMap(&m.c.viewLinux().Sysctl) }
+
 func (c *Create) netDevices() mapFamily[*api.LinuxNetDevice] {
 	return mapFamily[*api.LinuxNetDevice]{
 		field: api.Field_LinuxNetDevices,
-		reply: func() map[string]*api.LinuxNetDevice { return ensureMap(&adjLinux(c.adj).NetDevices) },
-		view:  func() map[string]*api.LinuxNetDevice { return ensureMap(&ctrLinux(c.ctr).NetDevices) },
+		maps:  netDeviceMaps{c},
 		clone: api.Clone[*api.LinuxNetDevice],
 	}
+}
+
+// netDeviceMaps is the network devices family's access to c (a mapAccess).
+type netDeviceMaps struct{ c *Create }
+
+func (m netDeviceMaps) reply() map[string]*api.LinuxNetDevice {
+	return ensureMap(&adjLinux(m.c.adj).NetDevices)
+}
+func (m netDeviceMaps) view() map[string]*api.LinuxNetDevice {
+	return ensureMap(&m.c.viewLinux().NetDevices)
 }
 
 // mergeNamespaces merges namespace changes, owned per namespace type
@@ -154,7 +178,7 @@ func (c *Create) mergeNamespaces(tx *txn, plugin string, namespaces []*api.Linux
 		tx.then(func() {
 			l := adjLinux(c.adj)
 			l.Namespaces = append(l.Namespaces, n)
-			v := ctrLinux(c.ctr)
+			v := c.viewLinux()
 			i := slices.IndexFunc(v.Namespaces, func(o *api.LinuxNamespace) bool { return o.GetType() == typ })
 			switch {
 			case removed && i >= 0:

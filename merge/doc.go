@@ -19,5 +19,7 @@
 //
 // Mergers are not safe for concurrent use; a runtime handles one request
 // at a time per merger. The messages they return are owned by the merger:
-// do not modify them.
+// do not modify them. A Create's container view shares what no plugin
+// changed with the container given to NewCreate, so that container must
+// not be modified either while the Create is in use.
 package merge

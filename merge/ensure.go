@@ -2,9 +2,9 @@ package merge
 
 import "github.com/nrikit/nrikit/api"
 
-// Allocating accessors for sub-messages of the merged result and the
-// container view: they are created when something is first set in them,
-// so untouched parts stay nil.
+// Allocating accessors for sub-messages of the merged result: they are
+// created when something is first set in them, so untouched parts stay
+// nil. Those of the container view are in view.go (they copy on write).
 
 func ensureMap[V any](m *map[string]V) map[string]V {
 	if *m == nil {
@@ -41,28 +41,6 @@ func adjRdt(a *api.ContainerAdjustment) *api.LinuxRdt {
 		l.Rdt = &api.LinuxRdt{}
 	}
 	return l.Rdt
-}
-
-func ctrLinux(c *api.Container) *api.LinuxContainer {
-	if c.Linux == nil {
-		c.Linux = &api.LinuxContainer{}
-	}
-	return c.Linux
-}
-
-func ctrResources(c *api.Container) *api.LinuxResources {
-	l := ctrLinux(c)
-	if l.Resources == nil {
-		l.Resources = &api.LinuxResources{}
-	}
-	return l.Resources
-}
-
-func ctrHooks(c *api.Container) *api.Hooks {
-	if c.Hooks == nil {
-		c.Hooks = &api.Hooks{}
-	}
-	return c.Hooks
 }
 
 func updResources(u *api.ContainerUpdate) *api.LinuxResources {

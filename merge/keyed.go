@@ -15,20 +15,29 @@ import (
 // without changing ownership or the container view.
 type mapFamily[V any] struct {
 	field  api.Field
-	marker V                   // value sent with a removal marker
-	reply  func() map[string]V // merged adjustment's map (allocating)
-	view   func() map[string]V // container view's map (allocating)
+	marker V // value sent with a removal marker
+	maps   mapAccess[V]
 	clone  func(V) V
+}
+
+// mapAccess reaches the maps a mapFamily merges into. Its implementations
+// are pointer-sized structs, so a family is built without allocating.
+type mapAccess[V any] interface {
+	reply() map[string]V // merged adjustment's map (allocating)
+	view() map[string]V  // container view's map (owned by the Create, allocating)
 }
 
 func (f mapFamily[V]) merge(tx *txn, id, plugin string, in map[string]V) error {
 	if len(in) == 0 {
 		return nil
 	}
-	removed := make(map[string]bool)
+	var removed map[string]bool // allocated for the first removal
 	set := make([]string, 0, len(in))
 	for k := range in {
 		if key, marked := api.IsMarkedForRemoval(k); marked {
+			if removed == nil {
+				removed = make(map[string]bool)
+			}
 			removed[key] = true
 		} else {
 			set = append(set, k)
@@ -40,8 +49,8 @@ func (f mapFamily[V]) merge(tx *txn, id, plugin string, in map[string]V) error {
 			delete(removed, k)
 			tx.clear(entryKey(id, f.field, k), plugin)
 			tx.then(func() {
-				delete(f.view(), k)
-				f.reply()[api.MarkForRemoval(k)] = f.marker
+				delete(f.maps.view(), k)
+				f.maps.reply()[api.MarkForRemoval(k)] = f.marker
 			})
 		}
 		if err := tx.claim(entryKey(id, f.field, k), plugin); err != nil {
@@ -49,12 +58,12 @@ func (f mapFamily[V]) merge(tx *txn, id, plugin string, in map[string]V) error {
 		}
 		v := in[k]
 		tx.then(func() {
-			f.view()[k] = f.clone(v)
-			f.reply()[k] = v
+			f.maps.view()[k] = f.clone(v)
+			f.maps.reply()[k] = v
 		})
 	}
 	for _, k := range sortedKeys(removed) {
-		tx.then(func() { f.reply()[api.MarkForRemoval(k)] = f.marker })
+		tx.then(func() { f.maps.reply()[api.MarkForRemoval(k)] = f.marker })
 	}
 	return nil
 }
@@ -71,10 +80,21 @@ type listFamily[E proto.Message] struct {
 	field           api.Field
 	key             func(E) string
 	forwardRemovals bool
-	current         func() []E  // merged adjustment's list (not allocating)
-	reply           func() *[]E // merged adjustment's list (allocating)
-	viewDrop        func(drop func(key string) bool)
-	viewAdd         func(E)
+	lists           listAccess[E]
+}
+
+// listAccess reaches the lists a listFamily merges into. Its
+// implementations are pointer-sized structs, so a family is built without
+// allocating.
+type listAccess[E proto.Message] interface {
+	current() []E // merged adjustment's list (not allocating)
+	reply() *[]E  // merged adjustment's list (allocating)
+	// viewDrop removes the view's entries whose keys drop holds, copying
+	// the view's list first if there are any.
+	viewDrop(drop dropKeys[E])
+	// viewAdd appends e to the view's list (copying the list first, and
+	// e if the view keeps it).
+	viewAdd(e E)
 }
 
 func (f listFamily[E]) merge(tx *txn, id, plugin string, in []E) error {
@@ -82,71 +102,128 @@ func (f listFamily[E]) merge(tx *txn, id, plugin string, in []E) error {
 		return nil
 	}
 	var (
-		set      []E
+		set      = in // the common case: every entry a plain setting, no copy
 		removals []E
-		removed  = make(map[string]bool)
-		modified = make(map[string]bool)
+		removed  map[string]bool // allocated for the first removal
 	)
-	for _, e := range in {
-		if isNil(e) {
-			continue
-		}
-		if key, marked := api.IsMarkedForRemoval(f.key(e)); marked {
-			removed[key] = true
-			removals = append(removals, e)
-		} else {
-			set = append(set, e)
-			modified[key] = true
+	if slices.ContainsFunc(in, f.special) {
+		set = nil
+		for _, e := range in {
+			if isNil(e) {
+				continue
+			}
+			if key, marked := api.IsMarkedForRemoval(f.key(e)); marked {
+				if removed == nil {
+					removed = make(map[string]bool)
+				}
+				removed[key] = true
+				removals = append(removals, e)
+			} else {
+				set = append(set, e)
+			}
 		}
 	}
 	if len(set) == 0 && len(removals) == 0 {
 		return nil
 	}
+	drop := newDropKeys(removed, set, f.key)
 
 	dropped := false
-	for _, e := range f.current() {
+	for _, e := range f.lists.current() {
 		if key := f.key(e); removed[key] {
 			tx.clear(entryKey(id, f.field, key), plugin)
 			dropped = true
 		}
 	}
-	if dropped {
-		tx.then(func() {
-			r := f.reply()
-			*r = slices.DeleteFunc(*r, func(e E) bool { return removed[f.key(e)] })
-		})
-	}
-	tx.then(func() {
-		f.viewDrop(func(key string) bool { return removed[key] || modified[key] })
-	})
 	for _, e := range set {
 		if err := tx.claim(entryKey(id, f.field, f.key(e)), plugin); err != nil {
 			return err
 		}
 	}
+	add := set
 	if f.forwardRemovals {
-		forwarded := make(map[string]bool)
+		var forwarded map[string]bool
 		for _, e := range removals {
 			key, _ := api.IsMarkedForRemoval(f.key(e))
-			if !modified[key] && !forwarded[key] {
+			if !drop.replaced(key) && !forwarded[key] {
+				if forwarded == nil {
+					forwarded = make(map[string]bool)
+				}
 				forwarded[key] = true
-				set = append(set, e)
+				add = append(add, e)
 			}
 		}
 	}
-	if len(set) == 0 {
-		return nil
-	}
+	// One action does it all: the reply's drops, the view's drops, then
+	// the additions to both.
 	tx.then(func() {
-		r := f.reply()
-		*r = append(*r, set...)
-		for _, e := range set {
+		if dropped {
+			r := f.lists.reply()
+			*r = slices.DeleteFunc(*r, func(e E) bool { return removed[f.key(e)] })
+		}
+		f.lists.viewDrop(drop)
+		if len(add) == 0 {
+			return
+		}
+		r := f.lists.reply()
+		*r = append(*r, add...)
+		for _, e := range add {
 			if _, marked := api.IsMarkedForRemoval(f.key(e)); !marked {
-				f.viewAdd(api.Clone(e))
+				f.lists.viewAdd(e)
 			}
 		}
 	})
 	return nil
+}
+
+// dropKeys holds the keys a listFamily merge drops from the view: those
+// removed and those of the entries set (which replace the view's). It is
+// a value, so testing it needs no closure; the keys of a few set entries
+// are found by a scan, of many by a map.
+type dropKeys[E proto.Message] struct {
+	removed map[string]bool
+	set     []E
+	setKeys map[string]bool // keys of set, if it is long
+	key     func(E) string
+}
+
+// dropKeysScan is how many set entries dropKeys scans rather than map.
+const dropKeysScan = 8
+
+func newDropKeys[E proto.Message](removed map[string]bool, set []E, key func(E) string) dropKeys[E] {
+	d := dropKeys[E]{removed: removed, set: set, key: key}
+	if len(set) > dropKeysScan {
+		d.setKeys = make(map[string]bool, len(set))
+		for _, e := range set {
+			d.setKeys[key(e)] = true
+		}
+	}
+	return d
+}
+
+// has reports whether the view's entry with key k is dropped.
+func (d dropKeys[E]) has(k string) bool { return d.removed[k] || d.replaced(k) }
+
+// replaced reports whether an entry set has key k.
+func (d dropKeys[E]) replaced(k string) bool {
+	if d.setKeys != nil {
+		return d.setKeys[k]
+	}
+	for _, e := range d.set {
+		if d.key(e) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// special reports whether e is nil or a removal.
+func (f listFamily[E]) special(e E) bool {
+	if isNil(e) {
+		return true
+	}
+	_, marked := api.IsMarkedForRemoval(f.key(e))
+	return marked
 }
 
 func isNil[E proto.Message](e E) bool {

@@ -25,15 +25,35 @@ func entryKey(id string, f api.Field, key string) ownerKey {
 // the txn discards them, so a rejected answer leaves the merger unchanged.
 // A child txn stages one optional part of an answer (an update that may
 // be ignored on failure) and commits into its parent.
+//
+// A merger keeps its root txn and reuses it for every answer (see begin),
+// so its overlay map and action list are allocated once per merger, not
+// once per answer.
 type txn struct {
 	parent  *txn
 	base    *api.OwningPlugins // root only
 	owners  map[ownerKey]string
 	actions []func()
+	small   [4]func() // first backing array of actions
 }
 
-func newTxn(base *api.OwningPlugins) *txn {
-	return &txn{base: base}
+// begin readies the root txn t of a merger whose ownership records are
+// base for the next answer, and returns it. The caller must call end when
+// done with the answer (committed or not).
+func (t *txn) begin(base *api.OwningPlugins) *txn {
+	t.base = base
+	if t.actions == nil {
+		t.actions = t.small[:0]
+	}
+	return t
+}
+
+// end discards what t still stages, keeping the memory for the next
+// answer (and dropping the references to this one's messages).
+func (t *txn) end() {
+	clear(t.owners)
+	clear(t.actions)
+	t.actions = t.actions[:0]
 }
 
 func (t *txn) child() *txn {
@@ -120,7 +140,7 @@ func recordOwner(o *api.OwningPlugins, k ownerKey, owner string) {
 	}
 	f := o.Owners[k.id]
 	if f == nil {
-		f = api.NewFieldOwners()
+		f = &api.FieldOwners{} // maps made as needed, below
 		o.Owners[k.id] = f
 	}
 	if !k.compound {

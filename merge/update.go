@@ -13,6 +13,7 @@ type Update struct {
 	owners    *api.OwningPlugins
 	updates   updateSet
 	evictions evictions
+	tx        txn // reused for every answer
 }
 
 // NewUpdate returns a merger for the update of ctr (in pod) to the
@@ -40,7 +41,8 @@ func (u *Update) Apply(plugin string, rsp *api.UpdateContainerResponse) error {
 	if rsp == nil {
 		return nil
 	}
-	tx := newTxn(u.owners)
+	tx := u.tx.begin(u.owners)
+	defer tx.end()
 	if err := u.updates.apply(tx, plugin, rsp.Update); err != nil {
 		return err
 	}

@@ -12,17 +12,12 @@ type updateSet struct {
 	self     string              // container whose resources are merged into selfRes instead
 	selfRes  *api.LinuxResources // merged resources of self
 	order    []*api.ContainerUpdate
-	byID     map[string]*api.ContainerUpdate
+	byID     map[string]*api.ContainerUpdate // made by the first record
 	ignored  []error
 }
 
 func newUpdateSet(creating, self string, selfRes *api.LinuxResources) updateSet {
-	return updateSet{
-		creating: creating,
-		self:     self,
-		selfRes:  selfRes,
-		byID:     make(map[string]*api.ContainerUpdate),
-	}
+	return updateSet{creating: creating, self: self, selfRes: selfRes}
 }
 
 // apply merges a plugin's updates. Each field of a container's resources
@@ -65,6 +60,9 @@ func (s *updateSet) record(id string, optional bool) {
 		return
 	}
 	u := &api.ContainerUpdate{ContainerId: id, IgnoreFailure: optional}
+	if s.byID == nil {
+		s.byID = make(map[string]*api.ContainerUpdate)
+	}
 	s.byID[id] = u
 	s.order = append(s.order, u)
 }
@@ -76,6 +74,7 @@ func (s *updateSet) list() []*api.ContainerUpdate { return s.order }
 type Updates struct {
 	owners  *api.OwningPlugins
 	updates updateSet
+	tx      txn // reused for every answer
 }
 
 // NewUpdates returns an empty update merger.
@@ -88,7 +87,8 @@ func NewUpdates() *Updates {
 // (unless the update is marked IgnoreFailure: it is then dropped). On
 // error nothing of upd is merged. Apply takes ownership of upd.
 func (u *Updates) Apply(plugin string, upd []*api.ContainerUpdate) error {
-	tx := newTxn(u.owners)
+	tx := u.tx.begin(u.owners)
+	defer tx.end()
 	if err := u.updates.apply(tx, plugin, upd); err != nil {
 		return err
 	}
