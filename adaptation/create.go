@@ -21,17 +21,25 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	if req.GetContainer() == nil {
 		return nil, errNoContainer
 	}
-	// merge.NewCreate adjusts a copy of its own, so req.Container stays as
-	// the runtime sent it: that is what validators see (passed like
-	// req.Pod, without another deep copy).
+	// merge.NewCreate never writes req.Container (its view copies what a
+	// plugin changes), so req.Container stays as the runtime sent it: that
+	// is what validators see (passed like req.Pod, without a deep copy).
 	pristine := req.Container
 	c := merge.NewCreate(req.Pod, req.Container)
 	subj := about(req.Pod, req.Container)
 	var consulted []*plugin
 	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
 		func() error { return a.missingRequiredLocked(subj) },
-		func(*plugin) *api.CreateContainerRequest {
-			return &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
+		func(p *plugin) *api.CreateContainerRequest {
+			next := &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
+			if p.kind == KindBuiltin {
+				// The view shares what no plugin changed with the
+				// runtime's request: a builtin plugin, which gets the
+				// request itself rather than its encoding, must not be
+				// able to change either.
+				next = api.Clone(next)
+			}
+			return next
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
 			consulted = append(consulted, p)
@@ -90,7 +98,7 @@ func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
 // built only if there is one). A rejection, or any failure of a
 // validator (validation fails closed), fails the creation.
 func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.ValidateContainerAdjustmentRequest) error {
-	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, s, nil)
+	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, s, nil, false)
 	if err != nil {
 		return err
 	}

@@ -219,14 +219,22 @@ type outcome[Rsp any] struct {
 // scope or they opted out of it.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
 	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) ([]*plugin, error) {
-	res, err := a.reserve(r.event, s, check)
+	res, err := a.reserve(r.event, s, check, true)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range res.plugins {
 		req := next(p)
 		var o outcome[Rsp]
-		if sl := res.slots[i]; sl.takeTurn() {
+		if sl := res.slots[i]; sl.lent {
+			// Lent at reserve time: the worker was idle and is not woken.
+			skip := p.verdict(sl)
+			o = deliverMutation(ctx, p, r, s, req, skip)
+			p.q.giveBack(sl)
+			if skip == errOptedOut {
+				p.skipped(r.event, optedOut)
+			}
+		} else if sl.takeTurn() {
 			// The worker waits at the slot: call the plugin from here.
 			skip := sl.skip
 			if skip == nil && p.isGone() {
@@ -297,7 +305,7 @@ func (a *Adaptation) judge(p *plugin, e api.Event, err error) error {
 // ctx ends; plugins still synchronizing get it later. Failures are
 // logged, never returned.
 func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject, req Req) error {
-	res, err := a.reserve(r.event, s, nil)
+	res, err := a.reserve(r.event, s, nil, false)
 	if err != nil {
 		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
 		return nil

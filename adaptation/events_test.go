@@ -13,6 +13,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/validator"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestNotificationsAreConcurrent(t *testing.T) {
@@ -339,5 +340,49 @@ func TestRestartLaunched(t *testing.T) {
 	})
 	if p, ok := rt.plugin("10-crashy"); !ok || p.State != StateActive {
 		t.Errorf("restarted plugin: %+v", p)
+	}
+}
+
+// scribbler is a builtin plugin that changes the request it is given
+// before answering, and records the environment it saw.
+type scribbler struct {
+	inproc
+	key string
+	saw []string
+}
+
+func (p *scribbler) CreateContainer(_ context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
+	p.mu.Lock()
+	p.saw = slices.Clone(req.Container.Env)
+	p.mu.Unlock()
+	req.Container.Env[0] = "SCRIBBLED=1"
+	req.Container.Env = append(req.Container.Env, "MORE=1")
+	req.Container.Args[0] = "/bin/false"
+	req.Pod.Namespace = "scribbled"
+	return &api.CreateContainerResponse{Adjust: &api.ContainerAdjustment{Env: []*api.KeyValue{{Key: p.key, Value: "1"}}}}, nil
+}
+
+// TestBuiltinCannotChangeTheRequest checks that a builtin plugin, which
+// gets request objects rather than their encoding, changes neither the
+// runtime's request nor what the next plugin sees by writing into its
+// request.
+func TestBuiltinCannotChangeTheRequest(t *testing.T) {
+	first, second := &scribbler{key: "A"}, &scribbler{key: "B"}
+	rt := newTestRuntime(t, nil, WithBuiltinPlugin("05", "first", first), WithBuiltinPlugin("06", "second", second))
+	rt.start(t)
+	req := &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)}
+	want := api.Clone(req)
+	rsp, err := rt.a.CreateContainer(ctxT(t), req)
+	must(t, err)
+	if got := strings.Join(envOf(rsp.Adjust), ","); got != "A=1,B=1" {
+		t.Errorf("adjusted env %q, want A=1,B=1", got)
+	}
+	if !proto.Equal(req, want) {
+		t.Errorf("the runtime's request changed:\n got %v\nwant %v", req, want)
+	}
+	second.mu.Lock()
+	defer second.mu.Unlock()
+	if !slices.Equal(second.saw, []string{"BASE=1", "A=1"}) {
+		t.Errorf("the second plugin saw env %q, want the first one's adjustment only", second.saw)
 	}
 }

@@ -163,13 +163,7 @@ func (p *plugin) worker() {
 // slot.takeTurn) and waits until the work has run, there or, if the slot
 // was filled instead, here.
 func (p *plugin) offer(s *slot) {
-	var skip error
-	switch {
-	case p.isGone():
-		skip = errPluginGone
-	case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
-		skip = errOptedOut // queued before the plugin opted out
-	}
+	skip := p.verdict(s)
 	s.skip = skip
 	s.state.Store(slotOffered)
 	select {
@@ -188,12 +182,24 @@ func (p *plugin) offer(s *slot) {
 	}
 }
 
+// verdict says why the event of s, which is not catching up, is not
+// delivered (nil: it is).
+func (p *plugin) verdict(s *slot) error {
+	switch {
+	case p.isGone():
+		return errPluginGone
+	case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
+		return errOptedOut // queued before the plugin opted out
+	}
+	return nil
+}
+
 // enqueue pushes a slot filled with w; it reports false if the plugin is
 // gone (w is not called then).
 func (p *plugin) enqueue(w work) bool {
 	s := newSlot(api.Event_UNKNOWN, "", "", false)
 	s.fill <- w
-	return p.q.push(s)
+	return p.q.push(s, false)
 }
 
 // disconnect removes the plugin from the registry, fails its queued work

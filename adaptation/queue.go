@@ -50,6 +50,10 @@ type slot struct {
 	state atomic.Int32
 	skip  error         // the worker's verdict; read after taking the turn
 	done  chan struct{} // closed by the dispatcher that took the turn
+
+	// lent is set when the slot was lent to its dispatcher at reserve
+	// time (see queue.push): the worker never sees it.
+	lent bool
 }
 
 // Hand-over states of a slot.
@@ -76,25 +80,59 @@ func (s *slot) takeTurn() bool { return s.state.CompareAndSwap(slotOffered, slot
 func (s *slot) finish() { close(s.done) }
 
 // queue is an unbounded FIFO of slots with one consumer.
+//
+// A slot pushed while the consumer waits with nothing to run can be lent
+// to its dispatcher instead (push with lend): it is not queued, the
+// consumer is not woken, and the dispatcher runs the work itself and
+// gives the slot back (giveBack) when done. Until then the consumer takes
+// no later slot, so the plugin still sees its events one at a time and in
+// order. This is how the first plugin of a mutating event (and every
+// plugin of an idle runtime) is called without waking its worker: a
+// CreateContainer through one plugin would otherwise pay two goroutine
+// hand-offs, and their thread wake-ups, on top of the round trip.
 type queue struct {
 	mu     sync.Mutex
 	items  []*slot
 	closed bool
 	wake   chan struct{}
+	// idle is set while the consumer waits in next with nothing to run.
+	idle bool
+	// lent is the slot lent to its dispatcher, if any.
+	lent *slot
 }
 
 func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
 
-// push appends s; it reports false once the queue is closed.
-func (q *queue) push(s *slot) bool {
+// push appends s; it reports false once the queue is closed. With lend
+// set, s is lent to the caller instead if the consumer is idle (s.lent
+// tells): the caller must then run the work itself and call giveBack.
+func (q *queue) push(s *slot, lend bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return false
 	}
+	if lend && q.idle && q.lent == nil && len(q.items) == 0 {
+		q.lent, s.lent = s, true
+		return true
+	}
 	q.items = append(q.items, s)
 	q.signal()
 	return true
+}
+
+// giveBack ends the loan of s (see push): the consumer goes on with the
+// slots queued meanwhile.
+func (q *queue) giveBack(s *slot) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lent != s {
+		return
+	}
+	q.lent = nil
+	if len(q.items) > 0 || q.closed {
+		q.signal()
+	}
 }
 
 // close makes push fail; the consumer drains what is queued, then next
@@ -113,23 +151,25 @@ func (q *queue) signal() {
 	}
 }
 
-// next returns the oldest slot, waiting for one; nil once the queue is
-// closed and empty.
+// next returns the oldest slot, waiting for one (and for a lent slot to
+// be given back); nil once the queue is closed and empty.
 func (q *queue) next() *slot {
 	for {
 		q.mu.Lock()
-		if len(q.items) > 0 {
+		if q.lent == nil && len(q.items) > 0 {
 			s := q.items[0]
 			q.items[0] = nil
 			q.items = q.items[1:]
+			q.idle = false
 			q.mu.Unlock()
 			return s
 		}
-		closed := q.closed
-		q.mu.Unlock()
-		if closed {
+		if q.lent == nil && q.closed {
+			q.mu.Unlock()
 			return nil
 		}
+		q.idle = true
+		q.mu.Unlock()
 		<-q.wake
 	}
 }

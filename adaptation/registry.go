@@ -33,7 +33,7 @@ type reservation struct {
 // each of their queues; the scope records of every plugin are kept up to
 // date on the way (see tracker.decide). check, if not nil, runs under the
 // same lock and can refuse the event. It returns ErrStopped after Stop.
-func (a *Adaptation) reserve(e api.Event, s subject, check func() error) (*reservation, error) {
+func (a *Adaptation) reserve(e api.Event, s subject, check func() error, lend bool) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
@@ -63,7 +63,7 @@ func (a *Adaptation) reserve(e api.Event, s subject, check func() error) (*reser
 		}
 		catch := p.state == StateSynchronizing
 		sl := newSlot(e, podID, ctrID, catch)
-		if !p.q.push(sl) {
+		if !p.q.push(sl, lend && !catch) {
 			continue
 		}
 		r.plugins = append(r.plugins, p)
@@ -75,7 +75,11 @@ func (a *Adaptation) reserve(e api.Event, s subject, check func() error) (*reser
 
 // release gives up the slots from index i on (those not filled yet).
 func (r *reservation) release(from int) {
-	for _, s := range r.slots[from:] {
+	for i, s := range r.slots[from:] {
+		if s.lent {
+			r.plugins[from+i].q.giveBack(s)
+			continue
+		}
 		s.fill <- nil
 	}
 }
