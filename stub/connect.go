@@ -70,6 +70,7 @@ func newSession(c *core, conn net.Conn) (*session, error) {
 		onShutdown:    func() { s.shutdownOnce.Do(func() { close(s.shutdownC) }) },
 		onSynchronize: func() { s.syncOnce.Do(func() { close(s.syncC) }) },
 	}
+	s.disp.sync.gc = &syncGC{percent: int(c.syncGCPercent.Load())}
 	api.RegisterPluginService(srv, s.disp)
 
 	// Our close hook goes last: ttrpc keeps only one.
@@ -118,6 +119,7 @@ func (s *session) close() {
 		s.mux.Close()
 		s.cancel()
 		<-s.serveDone
+		s.disp.sync.gc.end() // if the connection ended while synchronizing
 	})
 }
 

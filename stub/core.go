@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -21,6 +22,10 @@ type core struct {
 	// or the implemented events.
 	wanted api.EventMask
 	name   string // IDX-NAME, for messages
+
+	// syncGCPercent is the GC percentage sessions apply while
+	// synchronizing (0: none); set by Start (see WithSyncGCPercent).
+	syncGCPercent atomic.Int32
 
 	mu      sync.Mutex
 	info    runtimeInfo

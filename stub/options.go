@@ -31,6 +31,8 @@ type config struct {
 	onClose      func(error)
 	maxProcs     int  // see WithMaxProcs
 	maxProcsSet  bool // WithMaxProcs was given
+	syncGC       int  // see WithSyncGCPercent
+	syncGCSet    bool // WithSyncGCPercent was given
 
 	reconnectInitial, reconnectMax time.Duration
 }

@@ -47,15 +47,24 @@ func (c *config) maxProcsFor(source connSource, env func(string) string) int {
 	switch {
 	case c.maxProcsSet:
 		return c.maxProcs
-	case env("GOMAXPROCS") != "", source == givenConn, source == dialSocket && c.dialer != nil:
+	case env("GOMAXPROCS") != "", !ownsProcess(source, c):
 		return 0
 	}
 	return DefaultMaxProcs
 }
 
-// applyMaxProcs sets GOMAXPROCS as configured (see WithMaxProcs).
-func (st *Stub) applyMaxProcs() {
+// ownsProcess reports whether a stub connecting through source runs as a
+// plugin process of its own (launched, or dialing the runtime's socket
+// with the default dialer), rather than embedded in another program.
+func ownsProcess(source connSource, c *config) bool {
+	return source != givenConn && (source != dialSocket || c.dialer == nil)
+}
+
+// applyProcessSettings sets GOMAXPROCS as configured (see WithMaxProcs)
+// and decides the GC percentage of Synchronize (see WithSyncGCPercent).
+func (st *Stub) applyProcessSettings() {
 	c := st.c
+	c.syncGCPercent.Store(int32(c.cfg.syncGCPercentFor(st.id.source, os.Getenv)))
 	n := c.cfg.maxProcsFor(st.id.source, os.Getenv)
 	if n > 0 && runtime.GOMAXPROCS(0) != n {
 		prev := runtime.GOMAXPROCS(n)

@@ -121,7 +121,7 @@ func (st *Stub) Start(ctx context.Context) error {
 	life := newLifetime()
 	st.life = life
 	st.mu.Unlock()
-	st.applyMaxProcs()
+	st.applyProcessSettings()
 
 	sess, err := st.connectAndRegister(ctx, life.stopC)
 	if err != nil {

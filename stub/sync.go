@@ -11,6 +11,10 @@ import (
 // more=true. Parts arrive one after another (the runtime waits for each
 // answer), but the collector is safe for concurrent use.
 type syncCollector struct {
+	// gc is applied from the Configure answer on and restored when the
+	// last part arrives (nil for builtins); see WithSyncGCPercent.
+	gc *syncGC
+
 	mu   sync.Mutex
 	pods []*api.PodSandbox
 	ctrs []*api.Container
@@ -26,6 +30,7 @@ func (c *syncCollector) add(req *api.SynchronizeRequest) (pods []*api.PodSandbox
 	if req.GetMore() {
 		return nil, nil, false
 	}
+	c.gc.end() // every part is decoded
 	pods, ctrs = c.pods, c.ctrs
 	c.pods, c.ctrs = nil, nil
 	return pods, ctrs, true

@@ -1,0 +1,105 @@
+package stub
+
+import (
+	"net"
+	"runtime/debug"
+	"testing"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+func TestSyncGCPercentFor(t *testing.T) {
+	dial := func(string) (net.Conn, error) { return nil, nil }
+	noEnv := func(string) string { return "" }
+	withGOGC := func(k string) string {
+		if k == "GOGC" {
+			return "50"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		source connSource
+		env    func(string) string
+		want   int
+	}{
+		{"launched", nil, inheritedFD, noEnv, DefaultSyncGCPercent},
+		{"external, default dialer", nil, dialSocket, noEnv, DefaultSyncGCPercent},
+		{"external, own dialer", []Option{WithDialer(dial)}, dialSocket, noEnv, 0},
+		{"given connection", nil, givenConn, noEnv, 0},
+		{"GOGC wins over the default", nil, inheritedFD, withGOGC, 0},
+		{"option wins over GOGC", []Option{WithSyncGCPercent(200)}, inheritedFD, withGOGC, 200},
+		{"option applies to a given connection", []Option{WithSyncGCPercent(300)}, givenConn, noEnv, 300},
+		{"option 0 leaves it alone", []Option{WithSyncGCPercent(0)}, inheritedFD, noEnv, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultConfig()
+			for _, o := range tc.opts {
+				if err := o(&cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := cfg.syncGCPercentFor(tc.source, tc.env); got != tc.want {
+				t.Errorf("syncGCPercentFor = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	cfg := defaultConfig()
+	if err := WithSyncGCPercent(-1)(&cfg); err == nil {
+		t.Error("WithSyncGCPercent(-1) accepted")
+	}
+}
+
+// gcPercent returns the current GC percentage.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestSyncGCAppliedWhileSynchronizing checks that the collector's setting
+// holds from begin until the last Synchronize part arrives, and is
+// restored then (or by end, when the connection ends first).
+func TestSyncGCAppliedWhileSynchronizing(t *testing.T) {
+	before := debug.SetGCPercent(123)
+	defer debug.SetGCPercent(before)
+
+	c := syncCollector{gc: &syncGC{percent: 400}}
+	c.gc.begin()
+	c.gc.begin() // a second Configure does not stack
+	if got := gcPercent(); got != 400 {
+		t.Fatalf("GC percent %d while synchronizing, want 400", got)
+	}
+	if _, _, last := c.add(&api.SynchronizeRequest{More: true}); last {
+		t.Fatal("a part with more=true was taken for the last")
+	}
+	if got := gcPercent(); got != 400 {
+		t.Fatalf("GC percent %d between parts, want 400", got)
+	}
+	c.add(&api.SynchronizeRequest{})
+	if got := gcPercent(); got != 123 {
+		t.Fatalf("GC percent %d after the last part, want the previous 123", got)
+	}
+	c.gc.end() // idempotent
+	if got := gcPercent(); got != 123 {
+		t.Fatalf("GC percent %d after a second end, want 123", got)
+	}
+
+	// The connection ends before the last part.
+	c.gc.begin()
+	c.add(&api.SynchronizeRequest{More: true})
+	c.gc.end()
+	if got := gcPercent(); got != 123 {
+		t.Fatalf("GC percent %d after the connection ended, want 123", got)
+	}
+
+	// Zero percent and builtins (no syncGC) leave the setting alone.
+	off := syncCollector{gc: &syncGC{}}
+	off.gc.begin()
+	var builtin syncCollector
+	builtin.gc.begin()
+	if got := gcPercent(); got != 123 {
+		t.Fatalf("GC percent %d, want 123 untouched", got)
+	}
+}
