@@ -10,6 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// createPodField is the field number of CreateContainerRequest.pod.
+const createPodField = 1
+
 // CreateContainer relays the creation of a container to the plugins, in
 // order, each seeing the container with the adjustments of the plugins
 // before it, and merges their answers. Then the validating plugins check
@@ -27,10 +30,14 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	pristine := req.Container
 	c := merge.NewCreate(req.Pod, req.Container)
 	subj := about(req.Pod, req.Container)
-	var consulted []*plugin
+	var (
+		consulted []*plugin
+		sent      int    // requests sent to connected plugins
+		podWire   []byte // the pod's encoding, from the second on
+	)
 	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
 		func() error { return a.missingRequiredLocked(subj) },
-		func(p *plugin) *api.CreateContainerRequest {
+		func(p *plugin) (*api.CreateContainerRequest, *api.CreateContainerRequest) {
 			next := &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
 			if p.kind == KindBuiltin {
 				// The view shares what no plugin changed with the
@@ -38,8 +45,23 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 				// request itself rather than its encoding, must not be
 				// able to change either.
 				next = api.Clone(next)
+				return next, next
 			}
-			return next
+			// The pod is the same for every plugin: encode it once
+			// (only the container changes from plugin to plugin).
+			if sent++; sent == 1 || req.Pod == nil {
+				return next, next
+			}
+			if podWire == nil {
+				enc, ok := encodedField(createPodField, req.Pod)
+				if !ok {
+					return next, next
+				}
+				podWire = enc
+			}
+			wire := &api.CreateContainerRequest{Container: next.Container}
+			wire.ProtoReflect().SetUnknown(podWire)
+			return next, wire
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
 			consulted = append(consulted, p)
@@ -162,8 +184,9 @@ func (a *Adaptation) UpdateContainer(ctx context.Context, req *api.UpdateContain
 	}
 	u := merge.NewUpdate(req.Pod, req.Container, req.LinuxResources)
 	_, err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), nil,
-		func(*plugin) *api.UpdateContainerRequest {
-			return &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
+		func(*plugin) (*api.UpdateContainerRequest, *api.UpdateContainerRequest) {
+			next := &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
+			return next, next
 		},
 		func(p *plugin, rsp *api.UpdateContainerResponse) error {
 			if err := p.checkTargets(rpcUpdateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {

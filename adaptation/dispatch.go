@@ -211,25 +211,27 @@ type outcome[Rsp any] struct {
 
 // mutate delivers a mutating event about s to its subscribed plugins one
 // after the other, in invocation order. next builds the request for a
-// plugin from the result so far, fold takes the plugin's answer in (an
+// plugin from the result so far, and what is sent for it on the wire (an
+// equivalent message that carries part or all of its encoding, see
+// encodedOnce; or the request itself), fold takes the plugin's answer in (an
 // opt-out in it is recorded before). check, if not nil, can refuse the
 // event up front (under the registry lock). The first error ends the walk
 // and is returned. For CreateContainer, mutate also returns the
 // subscribed plugins that were not called because s is outside their
 // scope or they opted out of it.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) ([]*plugin, error) {
+	check func() error, next func(*plugin) (req, wire Req), fold func(*plugin, Rsp) error) ([]*plugin, error) {
 	res, err := a.reserve(r.event, s, check, true)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range res.plugins {
-		req := next(p)
+		req, wire := next(p)
 		var o outcome[Rsp]
 		if sl := res.slots[i]; sl.lent {
 			// Lent at reserve time: the worker was idle and is not woken.
 			skip := p.verdict(sl)
-			o = deliverMutation(ctx, p, r, s, req, skip)
+			o = deliverMutation(ctx, p, r, s, req, wire, skip)
 			p.q.giveBack(sl)
 			if skip == errOptedOut {
 				p.skipped(r.event, optedOut)
@@ -240,11 +242,11 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			if skip == nil && p.isGone() {
 				skip = errPluginGone
 			}
-			o = deliverMutation(ctx, p, r, s, req, skip)
+			o = deliverMutation(ctx, p, r, s, req, wire, skip)
 			sl.finish()
 		} else {
 			out := make(chan outcome[Rsp], 1)
-			sl.fill <- func(skip error) { out <- deliverMutation(ctx, p, r, s, req, skip) }
+			sl.fill <- func(skip error) { out <- deliverMutation(ctx, p, r, s, req, wire, skip) }
 			select {
 			case o = <-out:
 			case <-ctx.Done():
@@ -270,11 +272,11 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 // deliverMutation makes the call of a mutating event to p, unless skip says why
 // not, and records an opt-out in the answer before the next event for p
 // starts.
-func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, skip error) outcome[Rsp] {
+func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req, wire Req, skip error) outcome[Rsp] {
 	if skip != nil {
 		return outcome[Rsp]{err: skip}
 	}
-	rsp, err := invoke(ctx, p, r, req)
+	rsp, err := invokeWire(ctx, p, r, req, wire)
 	if err == nil {
 		p.takeOptOut(r.event, s, rsp)
 	}

@@ -1,6 +1,9 @@
 package adaptation
 
-import "google.golang.org/protobuf/proto"
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
 
 // encodedOnce returns a message of req's type that carries req's encoding
 // as unknown fields, which proto.Marshal copies to the wire as they are:
@@ -36,4 +39,17 @@ func connected(ps []*plugin) int {
 		}
 	}
 	return n
+}
+
+// encodedField returns the encoding of m as field num of a message (tag,
+// length, bytes), to be set as unknown fields of a message sent in place
+// of one with m in that field (see encodedOnce); false if m cannot be
+// encoded.
+func encodedField(num protowire.Number, m proto.Message) ([]byte, bool) {
+	n := proto.Size(m)
+	buf := make([]byte, 0, protowire.SizeTag(num)+protowire.SizeVarint(uint64(n))+n)
+	buf = protowire.AppendTag(buf, num, protowire.BytesType)
+	buf = protowire.AppendVarint(buf, uint64(n))
+	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, m)
+	return buf, err == nil
 }

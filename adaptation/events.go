@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/proto"
 )
 
 // The runtime calls one method per lifecycle event. Mutating events go to
@@ -18,7 +19,28 @@ var (
 	errNoContainer = errors.New("adaptation: request without container")
 )
 
-func same[Req any](req Req) func(*plugin) Req { return func(*plugin) Req { return req } }
+// same sends req to every plugin: the first connected plugin's call
+// encodes it (ttrpc does), later ones send its encoding (encodedOnce),
+// so an event relayed to many plugins is encoded once more at most, and
+// one relayed to a single plugin costs nothing extra.
+func same[Req proto.Message](req Req) func(*plugin) (Req, Req) {
+	var (
+		calls int
+		wire  Req
+	)
+	return func(p *plugin) (Req, Req) {
+		if p.kind == KindBuiltin {
+			return req, req
+		}
+		switch calls++; calls {
+		case 1:
+			return req, req
+		case 2:
+			wire = encodedOnce(req)
+		}
+		return req, wire
+	}
+}
 
 func ignore[Rsp any](*plugin, Rsp) error { return nil }
 

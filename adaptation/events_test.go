@@ -386,3 +386,33 @@ func TestBuiltinCannotChangeTheRequest(t *testing.T) {
 		t.Errorf("the second plugin saw env %q, want the first one's adjustment only", second.saw)
 	}
 }
+
+// TestCreateContainerPodEncodedOnce checks that every plugin of a
+// CreateContainer gets the whole pod, although the runtime encodes it
+// only once and sends its bytes to all but the first plugin.
+func TestCreateContainerPodEncodedOnce(t *testing.T) {
+	names := []string{"10-a", "20-b", "30-c"}
+	var plugins []testPlugin
+	for i, n := range names {
+		plugins = append(plugins, testPlugin{n, helperArgs("stub", "-env", fmt.Sprintf("V%d=1", i))})
+	}
+	rt := newTestRuntime(t, plugins)
+	rt.start(t)
+	pod := testPod(0)
+	pod.Labels = map[string]string{"app": "web", "tier": "front"}
+	pod.Annotations = map[string]string{"note": "x"}
+	pod.Linux = &api.LinuxPodSandbox{CgroupParent: "/kubepods", Resources: &api.LinuxResources{Memory: &api.LinuxMemory{Limit: api.Int64(1 << 30)}}}
+	rt.store.addPod(pod)
+	rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: pod, Container: testCtr(0, 0)})
+	must(t, err)
+	if got := strings.Join(envOf(rsp.Adjust), ","); got != "V0=1,V1=1,V2=1" {
+		t.Errorf("merged env %q", got)
+	}
+	want := "PODDIGEST " + podDigest(pod)
+	for _, n := range names {
+		rt.logs.wait(t, "pod digest", output(n, "PODDIGEST"))
+		if got := rt.logs.lines(n, "PODDIGEST"); len(got) != 1 || got[0] != want {
+			t.Errorf("plugin %s got pod %q, want %q", n, got, want)
+		}
+	}
+}

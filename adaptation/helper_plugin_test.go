@@ -11,6 +11,7 @@ package adaptation
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -278,6 +279,9 @@ func (r *recorder) ctr(ctx context.Context, e api.Event, pod *api.PodSandbox, ct
 		return nil
 	}
 	say("EVENT %s %s %s env=%s", e.Name(), pod.GetId(), ctr.GetId(), strings.Join(ctr.GetEnv(), ","))
+	if e == api.Event_CREATE_CONTAINER {
+		say("PODDIGEST %s", podDigest(pod))
+	}
 	return r.react(ctx, e.Name())
 }
 
@@ -567,4 +571,14 @@ func (r *rawPlugin) StateChange(_ context.Context, ev *api.StateChangeEvent) (*a
 
 func (r *rawPlugin) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
 	return &api.ValidateContainerAdjustmentResponse{}, nil
+}
+
+// podDigest identifies the whole of a pod as decoded (the runtime sends
+// the pod of a CreateContainer pre-encoded to all but the first plugin).
+func podDigest(pod *api.PodSandbox) string {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(pod)
+	if err != nil {
+		return "error:" + err.Error()
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
 }
