@@ -1,0 +1,293 @@
+package fastdecode
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// fastTypes are the message types with a fast path, in a fixed order (the
+// fuzz target selects one by index).
+var fastTypes = []proto.Message{
+	&api.SynchronizeRequest{},
+	&api.PodSandbox{},
+	&api.Container{},
+	&api.RunPodSandboxRequest{},
+	&api.StopPodSandboxRequest{},
+	&api.RemovePodSandboxRequest{},
+	&api.PostUpdatePodSandboxRequest{},
+	&api.CreateContainerRequest{},
+	&api.PostCreateContainerRequest{},
+	&api.StartContainerRequest{},
+	&api.PostStartContainerRequest{},
+	&api.StopContainerRequest{},
+	&api.RemoveContainerRequest{},
+	&api.PostUpdateContainerRequest{},
+}
+
+// podOnlyTypes are the fast event requests that have a pod and no container.
+var podOnlyTypes = []proto.Message{
+	&api.RunPodSandboxRequest{}, &api.StopPodSandboxRequest{},
+	&api.RemovePodSandboxRequest{}, &api.PostUpdatePodSandboxRequest{},
+}
+
+// containerEventTypes are the fast event requests with a pod and a container.
+var containerEventTypes = []proto.Message{
+	&api.CreateContainerRequest{}, &api.PostCreateContainerRequest{},
+	&api.StartContainerRequest{}, &api.PostStartContainerRequest{},
+	&api.StopContainerRequest{}, &api.RemoveContainerRequest{},
+	&api.PostUpdateContainerRequest{},
+}
+
+func newOf(m proto.Message) proto.Message { return m.ProtoReflect().New().Interface() }
+
+func name(m proto.Message) string { return string(m.ProtoReflect().Descriptor().Name()) }
+
+// prefilled returns a new message of m's type with fields set (see
+// leanFull), to check that the decoders reset the message first.
+func prefilled(m proto.Message) proto.Message {
+	x := newOf(m)
+	if !isFast(m) {
+		populate(x.ProtoReflect(), 7, 0)
+		return x
+	}
+	if err := proto.Unmarshal(leanFull(m), x); err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func isFast(m proto.Message) bool {
+	for _, typ := range fastTypes {
+		if name(typ) == name(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// leanFull returns a small valid encoding of a message of m's type that
+// sets hand-decoded and fallback fields of its pod and container (see
+// podFull, ctrFull) and has an unknown field.
+func leanFull(m proto.Message) []byte {
+	unknown := vint(1500, 1)
+	switch m.(type) {
+	case *api.SynchronizeRequest:
+		return cat(byt(1, podFull), byt(2, ctrFull), vint(3, 1), unknown)
+	case *api.PodSandbox:
+		return cat(podFull, unknown)
+	case *api.Container:
+		return cat(ctrFull, unknown)
+	}
+	if fd := m.ProtoReflect().Descriptor().Fields().ByNumber(2); fd != nil && fd.Message() != nil &&
+		fd.Message().Name() == "Container" {
+		return cat(byt(1, podFull), byt(2, ctrFull), unknown)
+	}
+	return cat(byt(1, podFull), unknown)
+}
+
+// diffDecode decodes b with proto.Unmarshal and with dec into fresh (for
+// dec: prefilled) messages of typ's type and reports any difference: one
+// erring and not the other, an error not wrapping proto.Error, results that
+// are not proto.Equal, or a result that aliases the input (which is
+// overwritten after dec returns). "" means they agree.
+func diffDecode(typ proto.Message, b []byte, dec func([]byte, proto.Message) error) string {
+	want := newOf(typ)
+	werr := proto.Unmarshal(b, want)
+
+	in := bytes.Clone(b)
+	got := prefilled(typ)
+	gerr := dec(in, got)
+	for i := range in {
+		in[i] = 0xA5
+	}
+	switch {
+	case (werr == nil) != (gerr == nil):
+		return fmt.Sprintf("%s: proto.Unmarshal error %v, fastdecode error %v", name(typ), werr, gerr)
+	case gerr != nil:
+		if !errors.Is(gerr, proto.Error) {
+			return fmt.Sprintf("%s: error %v does not wrap proto.Error", name(typ), gerr)
+		}
+		return ""
+	case !proto.Equal(want, got):
+		return fmt.Sprintf("%s: results differ\nproto.Unmarshal:\n%s\nfastdecode:\n%s\nunknown: %x vs %x",
+			name(typ), textOf(want), textOf(got),
+			want.ProtoReflect().GetUnknown(), got.ProtoReflect().GetUnknown())
+	}
+	return ""
+}
+
+func textOf(m proto.Message) string {
+	return prototext.MarshalOptions{Multiline: true, EmitUnknown: true}.Format(m)
+}
+
+// populate sets every field of m (recursively, maps and lists with two
+// entries) to a non-zero value derived from seed.
+func populate(m protoreflect.Message, seed, depth int) {
+	if depth > 12 {
+		panic("populate: schema nests deeper than expected")
+	}
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		s := seed*31 + i
+		switch {
+		case fd.IsMap():
+			mp := m.Mutable(fd).Map()
+			for j := 0; j < 2; j++ {
+				k := scalar(fd.MapKey(), s+j)
+				var v protoreflect.Value
+				if fd.MapValue().Message() != nil {
+					v = mp.NewValue()
+					populate(v.Message(), s+j, depth+1)
+				} else {
+					v = scalar(fd.MapValue(), s+j)
+				}
+				mp.Set(k.MapKey(), v)
+			}
+		case fd.IsList():
+			l := m.Mutable(fd).List()
+			for j := 0; j < 2; j++ {
+				if fd.Message() != nil {
+					e := l.NewElement()
+					populate(e.Message(), s+j, depth+1)
+					l.Append(e)
+				} else {
+					l.Append(scalar(fd, s+j))
+				}
+			}
+		case fd.Message() != nil:
+			populate(m.Mutable(fd).Message(), s, depth+1)
+		default:
+			m.Set(fd, scalar(fd, s))
+		}
+	}
+}
+
+// scalar returns a non-zero value of fd's (scalar) kind.
+func scalar(fd protoreflect.FieldDescriptor, s int) protoreflect.Value {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(fmt.Sprintf("%s-%d-é", fd.Name(), s))
+	case protoreflect.BytesKind:
+		return protoreflect.ValueOfBytes([]byte{byte(s), 0xff, 0})
+	case protoreflect.BoolKind:
+		return protoreflect.ValueOfBool(true)
+	case protoreflect.EnumKind:
+		vals := fd.Enum().Values()
+		return protoreflect.ValueOfEnum(vals.Get(1 + s%(vals.Len()-1)).Number())
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return protoreflect.ValueOfInt32(-int32(s) - 1000)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64(-int64(s) - 1<<40)
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return protoreflect.ValueOfUint32(uint32(s) + 1<<31)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return protoreflect.ValueOfUint64(uint64(s) + 1<<63)
+	case protoreflect.FloatKind:
+		return protoreflect.ValueOfFloat32(float32(s) + 0.5)
+	case protoreflect.DoubleKind:
+		return protoreflect.ValueOfFloat64(float64(s) + 0.25)
+	}
+	panic(fmt.Sprintf("scalar: unhandled kind %v of %s", fd.Kind(), fd.FullName()))
+}
+
+// allSet reports the first field (recursively) of m that is not set.
+func allSet(m protoreflect.Message) string {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if !m.Has(fd) {
+			return string(fd.FullName())
+		}
+		switch {
+		case fd.IsMap():
+			if fd.MapValue().Message() != nil {
+				var bad string
+				m.Get(fd).Map().Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
+					bad = allSet(v.Message())
+					return bad == ""
+				})
+				if bad != "" {
+					return bad
+				}
+			}
+		case fd.IsList():
+			if fd.Message() != nil {
+				l := m.Get(fd).List()
+				for j := 0; j < l.Len(); j++ {
+					if bad := allSet(l.Get(j).Message()); bad != "" {
+						return bad
+					}
+				}
+			}
+		case fd.Message() != nil:
+			if bad := allSet(m.Get(fd).Message()); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// Wire-building helpers.
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func tag(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+
+func str(num protowire.Number, s string) []byte {
+	return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
+}
+
+func byt(num protowire.Number, parts ...[]byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), cat(parts...))
+}
+
+func vint(num protowire.Number, v uint64) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), v)
+}
+
+func fix32(num protowire.Number, v uint32) []byte {
+	return protowire.AppendFixed32(protowire.AppendTag(nil, num, protowire.Fixed32Type), v)
+}
+
+func fix64(num protowire.Number, v uint64) []byte {
+	return protowire.AppendFixed64(protowire.AppendTag(nil, num, protowire.Fixed64Type), v)
+}
+
+func group(num protowire.Number, parts ...[]byte) []byte {
+	return cat(tag(num, protowire.StartGroupType), cat(parts...), tag(num, protowire.EndGroupType))
+}
+
+// entry is a map<string,string> entry field num with key k and value v.
+func entry(num protowire.Number, k, v string) []byte { return byt(num, str(1, k), str(2, v)) }
+
+func mustMarshal(m proto.Message) []byte {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// bad is an invalid UTF-8 string.
+const bad = "ok\xff\xfe"
+
+// unsafeString returns a string sharing b's memory (to test that the
+// harness catches aliasing).
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// reflectNil returns a typed nil pointer of m's type.
+func reflectNil(m proto.Message) proto.Message {
+	return reflect.Zero(reflect.TypeOf(m)).Interface().(proto.Message)
+}
