@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/containerd/ttrpc"
-	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/fastdecode"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -17,19 +16,22 @@ import (
 // decoding is most of a plugin's CPU per event, and most of the time a
 // plugin takes to receive the runtime's snapshot. The result is the same
 // message. ttrpc hands handlers a function that decodes the request, not
-// its bytes, so the bytes are taken through a message without fields,
-// which keeps them all as unknown fields.
+// its bytes, so the bytes are taken through a capture message (see
+// fastdecode.NewCapture).
 func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, _ *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
 	return method(ctx, func(obj any) error {
 		m, ok := obj.(proto.Message)
-		if !ok || !fastdecode.Supports(m) {
+		if !ok {
 			return unmarshal(obj)
 		}
-		var raw api.Empty
-		if err := unmarshal(&raw); err != nil {
+		capture, finish := fastdecode.NewCapture(m)
+		if capture == nil {
+			return unmarshal(obj)
+		}
+		if err := unmarshal(capture); err != nil {
 			return err
 		}
-		if err := fastdecode.Unmarshal(raw.ProtoReflect().GetUnknown(), m); err != nil {
+		if err := finish(); err != nil {
 			// As ttrpc reports a request it cannot decode.
 			return status.Errorf(codes.Internal, "stub: decoding %s: %v", m.ProtoReflect().Descriptor().Name(), err)
 		}
