@@ -431,20 +431,13 @@ func decodePod(src []byte, x *api.PodSandbox) error {
 			case 7:
 				s = &x.RuntimeHandler
 			case 5, 6:
-				k, v, n, err := consumeMapEntry(b)
+				dst := &x.Labels
+				if num == 6 {
+					dst = &x.Annotations
+				}
+				n, err := consumeMapField(b, dst, cnt[num])
 				if err != nil {
 					return err
-				}
-				if num == 5 {
-					if x.Labels == nil {
-						x.Labels = make(map[string]string, cnt[5])
-					}
-					x.Labels[string(k)] = string(v)
-				} else {
-					if x.Annotations == nil {
-						x.Annotations = make(map[string]string, cnt[6])
-					}
-					x.Annotations[string(k)] = string(v)
 				}
 				b = b[n:]
 				continue
@@ -518,20 +511,13 @@ func decodeContainer(src []byte, x *api.Container) error {
 			case 19:
 				s = &x.StatusMessage
 			case 5, 6:
-				k, v, n, err := consumeMapEntry(b)
+				dst := &x.Labels
+				if num == 6 {
+					dst = &x.Annotations
+				}
+				n, err := consumeMapField(b, dst, cnt[num])
 				if err != nil {
 					return err
-				}
-				if num == 5 {
-					if x.Labels == nil {
-						x.Labels = make(map[string]string, cnt[5])
-					}
-					x.Labels[string(k)] = string(v)
-				} else {
-					if x.Annotations == nil {
-						x.Annotations = make(map[string]string, cnt[6])
-					}
-					x.Annotations[string(k)] = string(v)
 				}
 				b = b[n:]
 				continue
@@ -645,4 +631,19 @@ func decodeMount(src []byte, x *api.Mount) error {
 		fb.add(src, start, len(src)-len(b))
 	}
 	return fb.apply(src, x)
+}
+
+// consumeMapField decodes the map<string, string> entry at the start of b
+// into *m, made with room for size entries on first use, and returns the
+// entry's length.
+func consumeMapField(b []byte, m *map[string]string, size int) (int, error) {
+	k, v, n, err := consumeMapEntry(b)
+	if err != nil {
+		return 0, err
+	}
+	if *m == nil {
+		*m = make(map[string]string, size)
+	}
+	(*m)[string(k)] = string(v)
+	return n, nil
 }
