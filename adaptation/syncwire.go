@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/fastencode"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -73,7 +74,7 @@ func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, l
 			}
 		}
 		add := func(num protowire.Number, m proto.Message) bool {
-			n := proto.Size(m)
+			n := encodedSize(m)
 			f := protowire.SizeTag(num) + protowire.SizeVarint(uint64(n)) + n
 			if len(buf) > 0 && len(buf)+f > budget {
 				if !emit(true) {
@@ -90,8 +91,7 @@ func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, l
 			buf = protowire.AppendTag(buf, num, protowire.BytesType)
 			buf = protowire.AppendVarint(buf, uint64(n))
 			var err error
-			// The size was just computed: marshal with it.
-			if buf, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(buf, m); err != nil {
+			if buf, err = appendEncoded(buf, m); err != nil {
 				select {
 				case out <- part{err: fmt.Errorf("encoding Synchronize: %w", err)}:
 				case <-quit:
@@ -137,4 +137,29 @@ func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, l
 			<-done
 		},
 	}
+}
+
+// encodedSize is the size of m's encoding: pods and containers, most of
+// a Synchronize, are sized and encoded by hand (internal/fastencode),
+// which produces protobuf-go's encoding several times faster.
+func encodedSize(m proto.Message) int {
+	switch x := m.(type) {
+	case *api.PodSandbox:
+		return fastencode.SizePod(x)
+	case *api.Container:
+		return fastencode.SizeContainer(x)
+	}
+	return proto.Size(m)
+}
+
+// appendEncoded appends m's encoding, encodedSize(m) bytes, to b.
+func appendEncoded(b []byte, m proto.Message) ([]byte, error) {
+	switch x := m.(type) {
+	case *api.PodSandbox:
+		return fastencode.AppendPod(b, x)
+	case *api.Container:
+		return fastencode.AppendContainer(b, x)
+	}
+	// The size was just computed: marshal with it.
+	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
 }
