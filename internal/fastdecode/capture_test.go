@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,7 +32,7 @@ func TestCaptureDifferential(t *testing.T) {
 	}
 	for _, typ := range fastTypes {
 		full := newOf(typ)
-		populate(full.ProtoReflect(), 1, 0)
+		codecfixture.Populate(full.ProtoReflect(), 1, 2, false)
 		b := mustMarshal(full)
 		if d := diffDecode(typ, b, viaCapture); d != "" {
 			t.Errorf("round trip: %s", d)

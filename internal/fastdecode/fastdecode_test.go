@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 )
 
 // wireCase is one hand-built input. wantErr records protobuf-go's behaviour
@@ -455,7 +456,7 @@ func TestOtherTypesUseProto(t *testing.T) {
 	}
 	for _, typ := range others {
 		full := newOf(typ)
-		populate(full.ProtoReflect(), 3, 0)
+		codecfixture.Populate(full.ProtoReflect(), 3, 2, false)
 		b := mustMarshal(full)
 		for _, in := range [][]byte{b, b[:len(b)/2], cat(b, vint(1500, 1))} {
 			if d := diffDecode(typ, in, Unmarshal); d != "" {
@@ -471,8 +472,8 @@ func TestRoundTrip(t *testing.T) {
 	for _, typ := range fastTypes {
 		for seed := 0; seed < 3; seed++ {
 			full := newOf(typ)
-			populate(full.ProtoReflect(), seed, 0)
-			if bad := allSet(full.ProtoReflect()); bad != "" {
+			codecfixture.Populate(full.ProtoReflect(), seed, 2, false)
+			if bad := codecfixture.Unset(full.ProtoReflect(), false); bad != "" {
 				t.Fatalf("%s: populate left %s unset", name(typ), bad)
 			}
 			for _, det := range []bool{false, true} {

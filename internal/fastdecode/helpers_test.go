@@ -10,9 +10,9 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 )
 
 // fastTypes are the message types with a fast path, in a fixed order (the
@@ -57,7 +57,7 @@ func name(m proto.Message) string { return string(m.ProtoReflect().Descriptor().
 func prefilled(m proto.Message) proto.Message {
 	x := newOf(m)
 	if !isFast(m) {
-		populate(x.ProtoReflect(), 7, 0)
+		codecfixture.Populate(x.ProtoReflect(), 7, 2, false)
 		return x
 	}
 	if err := proto.Unmarshal(leanFull(m), x); err != nil {
@@ -128,115 +128,6 @@ func diffDecode(typ proto.Message, b []byte, dec func([]byte, proto.Message) err
 
 func textOf(m proto.Message) string {
 	return prototext.MarshalOptions{Multiline: true, EmitUnknown: true}.Format(m)
-}
-
-// populate sets every field of m (recursively, maps and lists with two
-// entries) to a non-zero value derived from seed.
-func populate(m protoreflect.Message, seed, depth int) {
-	if depth > 12 {
-		panic("populate: schema nests deeper than expected")
-	}
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		s := seed*31 + i
-		switch {
-		case fd.IsMap():
-			mp := m.Mutable(fd).Map()
-			for j := 0; j < 2; j++ {
-				k := scalar(fd.MapKey(), s+j)
-				var v protoreflect.Value
-				if fd.MapValue().Message() != nil {
-					v = mp.NewValue()
-					populate(v.Message(), s+j, depth+1)
-				} else {
-					v = scalar(fd.MapValue(), s+j)
-				}
-				mp.Set(k.MapKey(), v)
-			}
-		case fd.IsList():
-			l := m.Mutable(fd).List()
-			for j := 0; j < 2; j++ {
-				if fd.Message() != nil {
-					e := l.NewElement()
-					populate(e.Message(), s+j, depth+1)
-					l.Append(e)
-				} else {
-					l.Append(scalar(fd, s+j))
-				}
-			}
-		case fd.Message() != nil:
-			populate(m.Mutable(fd).Message(), s, depth+1)
-		default:
-			m.Set(fd, scalar(fd, s))
-		}
-	}
-}
-
-// scalar returns a non-zero value of fd's (scalar) kind.
-func scalar(fd protoreflect.FieldDescriptor, s int) protoreflect.Value {
-	switch fd.Kind() {
-	case protoreflect.StringKind:
-		return protoreflect.ValueOfString(fmt.Sprintf("%s-%d-é", fd.Name(), s))
-	case protoreflect.BytesKind:
-		return protoreflect.ValueOfBytes([]byte{byte(s), 0xff, 0})
-	case protoreflect.BoolKind:
-		return protoreflect.ValueOfBool(true)
-	case protoreflect.EnumKind:
-		vals := fd.Enum().Values()
-		return protoreflect.ValueOfEnum(vals.Get(1 + s%(vals.Len()-1)).Number())
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return protoreflect.ValueOfInt32(-int32(s) - 1000)
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return protoreflect.ValueOfInt64(-int64(s) - 1<<40)
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return protoreflect.ValueOfUint32(uint32(s) + 1<<31)
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return protoreflect.ValueOfUint64(uint64(s) + 1<<63)
-	case protoreflect.FloatKind:
-		return protoreflect.ValueOfFloat32(float32(s) + 0.5)
-	case protoreflect.DoubleKind:
-		return protoreflect.ValueOfFloat64(float64(s) + 0.25)
-	}
-	panic(fmt.Sprintf("scalar: unhandled kind %v of %s", fd.Kind(), fd.FullName()))
-}
-
-// allSet reports the first field (recursively) of m that is not set.
-func allSet(m protoreflect.Message) string {
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if !m.Has(fd) {
-			return string(fd.FullName())
-		}
-		switch {
-		case fd.IsMap():
-			if fd.MapValue().Message() != nil {
-				var bad string
-				m.Get(fd).Map().Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-					bad = allSet(v.Message())
-					return bad == ""
-				})
-				if bad != "" {
-					return bad
-				}
-			}
-		case fd.IsList():
-			if fd.Message() != nil {
-				l := m.Get(fd).List()
-				for j := 0; j < l.Len(); j++ {
-					if bad := allSet(l.Get(j).Message()); bad != "" {
-						return bad
-					}
-				}
-			}
-		case fd.Message() != nil:
-			if bad := allSet(m.Get(fd).Message()); bad != "" {
-				return bad
-			}
-		}
-	}
-	return ""
 }
 
 // Wire-building helpers.

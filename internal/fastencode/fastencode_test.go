@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 )
 
 const bad = "ok\xff\xfe"
@@ -39,7 +40,7 @@ func TestFieldLists(t *testing.T) {
 func TestPopulated(t *testing.T) {
 	for _, n := range []int{1, 2, 5} {
 		for _, m := range []proto.Message{fullPod(n), fullContainer(n)} {
-			if bad := allSet(m.ProtoReflect()); bad != "" {
+			if bad := codecfixture.Unset(m.ProtoReflect(), true); bad != "" {
 				t.Fatalf("populate left %s unset", bad)
 			}
 			if d := diffEncode(fast, m, n == 1); d != "" {
@@ -278,7 +279,7 @@ func TestHarnessCatches(t *testing.T) {
 // TestAppendIntoCapacity checks that appending after a size pass into a
 // buffer of exactly that capacity does not reallocate.
 func TestAppendIntoCapacity(t *testing.T) {
-	c := benchContainer(1, "pod")
+	c := codecfixture.Container(1, "pod")
 	n := SizeContainer(c)
 	b := make([]byte, 0, n)
 	b2, err := AppendContainer(b, c)

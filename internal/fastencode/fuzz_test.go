@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 )
 
 // FuzzEncode decodes arbitrary bytes as a PodSandbox or a Container with
@@ -24,8 +25,8 @@ func FuzzEncode(f *testing.F) {
 	add(fullPod(1))
 	add(fullContainer(1))
 	add(fullContainer(2))
-	add(benchPod(0))
-	add(benchContainer(0, "p"))
+	add(codecfixture.Pod(0))
+	add(codecfixture.Container(0, "p"))
 	for _, m := range edgeCases() {
 		add(m)
 	}

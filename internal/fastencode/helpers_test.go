@@ -6,140 +6,21 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/codecfixture"
 )
-
-// populate sets every field of m (recursively; maps and lists get n
-// entries) to a non-zero value derived from seed, and gives every message
-// an unknown field.
-func populate(m protoreflect.Message, seed, n, depth int) {
-	if depth > 12 {
-		panic("populate: schema nests deeper than expected")
-	}
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		s := seed*31 + i
-		switch {
-		case fd.IsMap():
-			mp := m.Mutable(fd).Map()
-			for j := 0; j < n; j++ {
-				k := scalar(fd.MapKey(), s+j)
-				var v protoreflect.Value
-				if fd.MapValue().Message() != nil {
-					v = mp.NewValue()
-					populate(v.Message(), s+j, n, depth+1)
-				} else {
-					v = scalar(fd.MapValue(), s+j)
-				}
-				mp.Set(k.MapKey(), v)
-			}
-		case fd.IsList():
-			l := m.Mutable(fd).List()
-			for j := 0; j < 2; j++ {
-				if fd.Message() != nil {
-					e := l.NewElement()
-					populate(e.Message(), s+j, n, depth+1)
-					l.Append(e)
-				} else {
-					l.Append(scalar(fd, s+j))
-				}
-			}
-		case fd.Message() != nil:
-			populate(m.Mutable(fd).Message(), s, n, depth+1)
-		default:
-			m.Set(fd, scalar(fd, s))
-		}
-	}
-	// An unknown varint field and an unknown bytes field.
-	u := protowire.AppendVarint(protowire.AppendTag(nil, 1500, protowire.VarintType), uint64(seed)+1)
-	u = protowire.AppendBytes(protowire.AppendTag(u, 1501, protowire.BytesType), []byte{byte(seed), 1, 2})
-	m.SetUnknown(u)
-}
-
-// scalar returns a non-zero value of fd's (scalar) kind.
-func scalar(fd protoreflect.FieldDescriptor, s int) protoreflect.Value {
-	switch fd.Kind() {
-	case protoreflect.StringKind:
-		return protoreflect.ValueOfString(fmt.Sprintf("%s-%d-é", fd.Name(), s))
-	case protoreflect.BytesKind:
-		return protoreflect.ValueOfBytes([]byte{byte(s), 0xff, 0})
-	case protoreflect.BoolKind:
-		return protoreflect.ValueOfBool(true)
-	case protoreflect.EnumKind:
-		vals := fd.Enum().Values()
-		return protoreflect.ValueOfEnum(vals.Get(1 + s%(vals.Len()-1)).Number())
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return protoreflect.ValueOfInt32(-int32(s) - 1000)
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return protoreflect.ValueOfInt64(-int64(s) - 1<<40)
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return protoreflect.ValueOfUint32(uint32(s) + 1<<31)
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return protoreflect.ValueOfUint64(uint64(s) + 1<<63)
-	case protoreflect.FloatKind:
-		return protoreflect.ValueOfFloat32(float32(s) + 0.5)
-	case protoreflect.DoubleKind:
-		return protoreflect.ValueOfFloat64(float64(s) + 0.25)
-	}
-	panic(fmt.Sprintf("scalar: unhandled kind %v of %s", fd.Kind(), fd.FullName()))
-}
-
-// allSet reports the first field (recursively) of m that is not set, or
-// the first message without unknown fields.
-func allSet(m protoreflect.Message) string {
-	if len(m.GetUnknown()) == 0 {
-		return string(m.Descriptor().FullName()) + " (unknown fields)"
-	}
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if !m.Has(fd) {
-			return string(fd.FullName())
-		}
-		switch {
-		case fd.IsMap():
-			if fd.MapValue().Message() != nil {
-				var bad string
-				m.Get(fd).Map().Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-					bad = allSet(v.Message())
-					return bad == ""
-				})
-				if bad != "" {
-					return bad
-				}
-			}
-		case fd.IsList():
-			if fd.Message() != nil {
-				l := m.Get(fd).List()
-				for j := 0; j < l.Len(); j++ {
-					if bad := allSet(l.Get(j).Message()); bad != "" {
-						return bad
-					}
-				}
-			}
-		case fd.Message() != nil:
-			if bad := allSet(m.Get(fd).Message()); bad != "" {
-				return bad
-			}
-		}
-	}
-	return ""
-}
 
 func fullPod(n int) *api.PodSandbox {
 	p := &api.PodSandbox{}
-	populate(p.ProtoReflect(), 3, n, 0)
+	codecfixture.Populate(p.ProtoReflect(), 3, n, true)
 	return p
 }
 
 func fullContainer(n int) *api.Container {
 	c := &api.Container{}
-	populate(c.ProtoReflect(), 5, n, 0)
+	codecfixture.Populate(c.ProtoReflect(), 5, n, true)
 	return c
 }
 
