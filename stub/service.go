@@ -98,9 +98,6 @@ var errAnsweredLate = errors.New("stub: Configure request ended before the plugi
 // Configure implements [api.PluginService].
 func (d *dispatcher) Configure(ctx context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	rsp, err := d.c.configure(ctx, d, req)
-	if err == nil {
-		d.sync.gc.begin() // Synchronize follows
-	}
 	if d.onConfigured != nil {
 		outcome := err
 		if outcome == nil && ctx.Err() != nil {

@@ -11,8 +11,9 @@ import (
 // more=true. Parts arrive one after another (the runtime waits for each
 // answer), but the collector is safe for concurrent use.
 type syncCollector struct {
-	// gc is applied from the Configure answer on and restored when the
-	// last part arrives (nil for builtins); see WithSyncGCPercent.
+	// gc is applied from the first part of a split request on and
+	// restored when the last part arrives (nil for builtins); see
+	// WithSyncGCPercent.
 	gc *syncGC
 
 	mu   sync.Mutex
@@ -28,6 +29,9 @@ func (c *syncCollector) add(req *api.SynchronizeRequest) (pods []*api.PodSandbox
 	c.pods = append(c.pods, req.GetPods()...)
 	c.ctrs = append(c.ctrs, req.GetContainers()...)
 	if req.GetMore() {
+		// A snapshot the runtime had to split is large: relax the GC
+		// for the parts still to come.
+		c.gc.begin()
 		return nil, nil, false
 	}
 	c.gc.end() // every part is decoded

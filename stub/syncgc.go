@@ -8,13 +8,13 @@ import (
 
 // DefaultSyncGCPercent is the garbage collector's target percentage (see
 // [debug.SetGCPercent]) that a stub running as a plugin process of its
-// own applies while it receives a Synchronize request, under the same
-// conditions as [DefaultMaxProcs] and unless the GOGC environment
-// variable is set. The previous setting is restored once the last part
-// of the request is decoded, before the plugin's Synchronize handler
-// runs, or when the connection ends. The setting is applied as soon as
-// the plugin's Configure answer is sent, because Synchronize follows it
-// and ttrpc decodes a request before the stub sees it.
+// own applies while it receives a large Synchronize request, under the
+// same conditions as [DefaultMaxProcs] and unless the GOGC environment
+// variable is set. It applies from the first part of a request the
+// runtime split (more=true, which it does past a few megabytes) until
+// the last part is decoded, before the plugin's Synchronize handler runs,
+// or until the connection ends; a snapshot sent in one part leaves the
+// collector alone, so small nodes see no change in memory use.
 //
 // Decoding the snapshot of a node is the largest allocation burst of a
 // plugin's life, and everything it allocates stays alive: with the

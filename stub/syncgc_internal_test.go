@@ -59,21 +59,28 @@ func gcPercent() int {
 }
 
 // TestSyncGCAppliedWhileSynchronizing checks that the collector's setting
-// holds from begin until the last Synchronize part arrives, and is
-// restored then (or by end, when the connection ends first).
+// holds from the first part of a split Synchronize until the last part
+// arrives, and is restored then (or by end, when the connection ends
+// first).
 func TestSyncGCAppliedWhileSynchronizing(t *testing.T) {
 	before := debug.SetGCPercent(123)
 	defer debug.SetGCPercent(before)
 
 	c := syncCollector{gc: &syncGC{percent: 400}}
-	c.gc.begin()
-	c.gc.begin() // a second Configure does not stack
-	if got := gcPercent(); got != 400 {
-		t.Fatalf("GC percent %d while synchronizing, want 400", got)
+	// A request in one part leaves the collector alone.
+	if _, _, last := c.add(&api.SynchronizeRequest{}); !last {
+		t.Fatal("a part with more=false was not taken for the last")
+	}
+	if got := gcPercent(); got != 123 {
+		t.Fatalf("GC percent %d after a one-part Synchronize, want 123 untouched", got)
 	}
 	if _, _, last := c.add(&api.SynchronizeRequest{More: true}); last {
 		t.Fatal("a part with more=true was taken for the last")
 	}
+	if got := gcPercent(); got != 400 {
+		t.Fatalf("GC percent %d between parts, want 400", got)
+	}
+	c.add(&api.SynchronizeRequest{More: true}) // a second part does not stack
 	if got := gcPercent(); got != 400 {
 		t.Fatalf("GC percent %d between parts, want 400", got)
 	}
@@ -87,7 +94,6 @@ func TestSyncGCAppliedWhileSynchronizing(t *testing.T) {
 	}
 
 	// The connection ends before the last part.
-	c.gc.begin()
 	c.add(&api.SynchronizeRequest{More: true})
 	c.gc.end()
 	if got := gcPercent(); got != 123 {
