@@ -148,7 +148,15 @@
 // environment variable is set or [WithMaxProcs] says otherwise: an idle
 // plugin process with more Ps wakes spinning threads on every request,
 // which on busy nodes with many plugins costs the runtime more than the
-// plugin gains.
+// plugin gains. Under the same conditions, while it receives a
+// Synchronize the runtime split into parts, it sets GOGC to
+// [DefaultSyncGCPercent] unless the GOGC environment variable is set or
+// [WithSyncGCPercent] says otherwise, and restores it after the last part.
+//
+// Requests that carry pods and containers (Synchronize and every event)
+// are decoded by a hand-written decoder that yields exactly what
+// proto.Unmarshal would, about 1.5x faster; it runs as a ttrpc server
+// interceptor chained after any the plugin sets with [WithTTRPCOptions].
 //
 // [NewBuiltin] performs the same dispatch in-process, for runtimes that
 // host plugins as Go values.
