@@ -26,8 +26,6 @@ var (
 	podT  = &api.PodSandbox{}
 	ctrT  = &api.Container{}
 	syncT = &api.SynchronizeRequest{}
-	ccrT  = &api.CreateContainerRequest{}
-	runT  = &api.RunPodSandboxRequest{}
 )
 
 // Building blocks.
@@ -168,7 +166,7 @@ func podCases() []wireCase {
 		{"map entry unknown group", podT, byt(6, str(1, "k"), group(3, str(1, "x")), str(2, "v")), false},
 		{"map entry non-minimal tags", podT, byt(5, []byte{0x8a, 0x00, 1, 'k'}, []byte{0x92, 0x80, 0x00, 1, 'v'}), false},
 		{"map entry field 0", podT, byt(5, str(1, "k"), []byte{0x00, 0x01}), true},
-		{"map entry field above max", podT, byt(5, protowire.AppendVarint(nil, uint64(protowire.MaxValidNumber+1)<<3|0), []byte{1}), true},
+		{"map entry field above max", podT, byt(5, protowire.AppendVarint(nil, uint64(protowire.MaxValidNumber+1)<<3|uint64(protowire.VarintType)), []byte{1}), true},
 		{"map entry end group", podT, byt(5, str(1, "k"), tag(3, protowire.EndGroupType)), true},
 		{"map entry reserved wire type", podT, byt(5, tag(3, 6)), true},
 		{"map entry unterminated group", podT, byt(5, tag(3, protowire.StartGroupType)), true},
