@@ -10,8 +10,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// createPodField is the field number of CreateContainerRequest.pod.
-const createPodField = 1
+// Field numbers of CreateContainerRequest.
+const (
+	createPodField       = 1
+	createContainerField = 2
+)
 
 // CreateContainer relays the creation of a container to the plugins, in
 // order, each seeing the container with the adjustments of the plugins
@@ -32,8 +35,7 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	subj := about(req.Pod, req.Container)
 	var (
 		consulted []*plugin
-		sent      int    // requests sent to connected plugins
-		podWire   []byte // the pod's encoding, from the second on
+		podWire   []byte // the pod's encoding, as field 1
 	)
 	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
 		func() error { return a.missingRequiredLocked(subj) },
@@ -47,20 +49,23 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 				next = api.Clone(next)
 				return next, next
 			}
-			// The pod is the same for every plugin: encode it once
-			// (only the container changes from plugin to plugin).
-			if sent++; sent == 1 || req.Pod == nil {
-				return next, next
-			}
-			if podWire == nil {
+			// The pod is the same for every plugin: encode it once;
+			// the container, which changes from plugin to plugin, is
+			// encoded by hand for each (see encodedSize).
+			if podWire == nil && req.Pod != nil {
 				enc, ok := encodedField(createPodField, req.Pod)
 				if !ok {
 					return next, next
 				}
 				podWire = enc
 			}
-			wire := &api.CreateContainerRequest{Container: next.Container}
-			wire.ProtoReflect().SetUnknown(podWire)
+			// Clipped, podWire is copied into a buffer of the right size.
+			buf, ok := appendField(slices.Clip(podWire), createContainerField, next.Container)
+			if !ok {
+				return next, next
+			}
+			wire := &api.CreateContainerRequest{}
+			wire.ProtoReflect().SetUnknown(buf)
 			return next, wire
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {

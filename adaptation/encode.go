@@ -1,6 +1,8 @@
 package adaptation
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -46,10 +48,20 @@ func connected(ps []*plugin) int {
 // of one with m in that field (see encodedOnce); false if m cannot be
 // encoded.
 func encodedField(num protowire.Number, m proto.Message) ([]byte, bool) {
-	n := proto.Size(m)
-	buf := make([]byte, 0, protowire.SizeTag(num)+protowire.SizeVarint(uint64(n))+n)
-	buf = protowire.AppendTag(buf, num, protowire.BytesType)
-	buf = protowire.AppendVarint(buf, uint64(n))
-	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, m)
-	return buf, err == nil
+	return appendField(nil, num, m)
+}
+
+// appendField appends the encoding of m as field num (see encodedField)
+// to b; false (and b unchanged) if m cannot be encoded. Pods and
+// containers are encoded by hand (see encodedSize).
+func appendField(b []byte, num protowire.Number, m proto.Message) ([]byte, bool) {
+	n := encodedSize(m)
+	out := slices.Grow(b, protowire.SizeTag(num)+protowire.SizeVarint(uint64(n))+n)
+	out = protowire.AppendTag(out, num, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(n))
+	out, err := appendEncoded(out, m)
+	if err != nil {
+		return b, false
+	}
+	return out, true
 }

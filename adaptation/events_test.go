@@ -388,8 +388,8 @@ func TestBuiltinCannotChangeTheRequest(t *testing.T) {
 }
 
 // TestCreateContainerPodEncodedOnce checks that every plugin of a
-// CreateContainer gets the whole pod, although the runtime encodes it
-// only once and sends its bytes to all but the first plugin.
+// CreateContainer gets the whole pod and container, although the runtime
+// encodes the pod only once and the container by hand.
 func TestCreateContainerPodEncodedOnce(t *testing.T) {
 	names := []string{"10-a", "20-b", "30-c"}
 	var plugins []testPlugin
@@ -403,16 +403,28 @@ func TestCreateContainerPodEncodedOnce(t *testing.T) {
 	pod.Annotations = map[string]string{"note": "x"}
 	pod.Linux = &api.LinuxPodSandbox{CgroupParent: "/kubepods", Resources: &api.LinuxResources{Memory: &api.LinuxMemory{Limit: api.Int64(1 << 30)}}}
 	rt.store.addPod(pod)
-	rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: pod, Container: testCtr(0, 0)})
+	ctr := testCtr(0, 0)
+	ctr.Labels = map[string]string{"c": "1"}
+	ctr.Annotations = map[string]string{"io.example/a": "b", "x": ""}
+	ctr.Mounts = []*api.Mount{{Destination: "/data", Type: "bind", Source: "/srv", Options: []string{"rbind", "ro"}}}
+	ctr.Linux = &api.LinuxContainer{CgroupsPath: "/kubepods/c", Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1"}}}
+	ctr.Rlimits = []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 10, Soft: 5}}
+	ctr.State = api.ContainerState_CONTAINER_CREATED
+	rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: pod, Container: api.Clone(ctr)})
 	must(t, err)
 	if got := strings.Join(envOf(rsp.Adjust), ","); got != "V0=1,V1=1,V2=1" {
 		t.Errorf("merged env %q", got)
 	}
 	want := "PODDIGEST " + podDigest(pod)
-	for _, n := range names {
-		rt.logs.wait(t, "pod digest", output(n, "PODDIGEST"))
+	seen := api.Clone(ctr) // what plugin i sees: the variables of those before
+	for i, n := range names {
+		rt.logs.wait(t, "container digest", output(n, "CTRDIGEST"))
 		if got := rt.logs.lines(n, "PODDIGEST"); len(got) != 1 || got[0] != want {
 			t.Errorf("plugin %s got pod %q, want %q", n, got, want)
 		}
+		if got, want := rt.logs.lines(n, "CTRDIGEST"), "CTRDIGEST "+podDigest(seen); len(got) != 1 || got[0] != want {
+			t.Errorf("plugin %s got container %q, want %q", n, got, want)
+		}
+		seen.Env = append(seen.Env, fmt.Sprintf("V%d=1", i))
 	}
 }

@@ -281,6 +281,7 @@ func (r *recorder) ctr(ctx context.Context, e api.Event, pod *api.PodSandbox, ct
 	say("EVENT %s %s %s env=%s", e.Name(), pod.GetId(), ctr.GetId(), strings.Join(ctr.GetEnv(), ","))
 	if e == api.Event_CREATE_CONTAINER {
 		say("PODDIGEST %s", podDigest(pod))
+		say("CTRDIGEST %s", podDigest(ctr))
 	}
 	return r.react(ctx, e.Name())
 }
@@ -573,10 +574,11 @@ func (r *rawPlugin) ValidateContainerAdjustment(context.Context, *api.ValidateCo
 	return &api.ValidateContainerAdjustmentResponse{}, nil
 }
 
-// podDigest identifies the whole of a pod as decoded (the runtime sends
-// the pod of a CreateContainer pre-encoded to all but the first plugin).
-func podDigest(pod *api.PodSandbox) string {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(pod)
+// podDigest identifies the whole of a pod or container as decoded (the
+// runtime encodes the pod of a CreateContainer once and the container by
+// hand).
+func podDigest(m proto.Message) string {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		return "error:" + err.Error()
 	}
