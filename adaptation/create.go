@@ -53,15 +53,15 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			// the container, which changes from plugin to plugin, is
 			// encoded by hand for each (see encodedSize).
 			if podWire == nil && req.Pod != nil {
-				enc, ok := encodedField(createPodField, req.Pod)
-				if !ok {
+				enc, err := appendField(nil, createPodField, req.Pod, encodedSize(req.Pod))
+				if err != nil {
 					return next, next
 				}
 				podWire = enc
 			}
 			// Clipped, podWire is copied into a buffer of the right size.
-			buf, ok := appendField(slices.Clip(podWire), createContainerField, next.Container)
-			if !ok {
+			buf, err := appendField(slices.Clip(podWire), createContainerField, next.Container, encodedSize(next.Container))
+			if err != nil {
 				return next, next
 			}
 			wire := &api.CreateContainerRequest{}

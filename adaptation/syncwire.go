@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/fastencode"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -88,10 +87,8 @@ func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, l
 					buf = make([]byte, 0, min(max(f, 4096), limit))
 				}
 			}
-			buf = protowire.AppendTag(buf, num, protowire.BytesType)
-			buf = protowire.AppendVarint(buf, uint64(n))
 			var err error
-			if buf, err = appendEncoded(buf, m); err != nil {
+			if buf, err = appendField(buf, num, m, n); err != nil {
 				select {
 				case out <- part{err: fmt.Errorf("encoding Synchronize: %w", err)}:
 				case <-quit:
@@ -137,29 +134,4 @@ func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, l
 			<-done
 		},
 	}
-}
-
-// encodedSize is the size of m's encoding: pods and containers, most of
-// a Synchronize, are sized and encoded by hand (internal/fastencode),
-// which produces protobuf-go's encoding several times faster.
-func encodedSize(m proto.Message) int {
-	switch x := m.(type) {
-	case *api.PodSandbox:
-		return fastencode.SizePod(x)
-	case *api.Container:
-		return fastencode.SizeContainer(x)
-	}
-	return proto.Size(m)
-}
-
-// appendEncoded appends m's encoding, encodedSize(m) bytes, to b.
-func appendEncoded(b []byte, m proto.Message) ([]byte, error) {
-	switch x := m.(type) {
-	case *api.PodSandbox:
-		return fastencode.AppendPod(b, x)
-	case *api.Container:
-		return fastencode.AppendContainer(b, x)
-	}
-	// The size was just computed: marshal with it.
-	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
 }
