@@ -57,79 +57,103 @@ import (
 // *api.PostUpdateContainerRequest. A nil pointer of any of these types is
 // passed to proto.Unmarshal as well. b is not retained.
 func Unmarshal(b []byte, m proto.Message) error {
-	switch x := m.(type) {
-	case *api.SynchronizeRequest:
-		if x != nil {
-			x.Reset()
-			return decodeSynchronize(b, x)
-		}
-	case *api.PodSandbox:
-		if x != nil {
-			x.Reset()
-			return decodePod(b, x)
-		}
-	case *api.Container:
-		if x != nil {
-			x.Reset()
-			return decodeContainer(b, x)
-		}
-	case *api.CreateContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.RunPodSandboxRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, nil)
-		}
-	case *api.StopPodSandboxRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, nil)
-		}
-	case *api.RemovePodSandboxRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, nil)
-		}
-	case *api.PostUpdatePodSandboxRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, nil)
-		}
-	case *api.PostCreateContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.StartContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.PostStartContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.StopContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.RemoveContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-	case *api.PostUpdateContainerRequest:
-		if x != nil {
-			x.Reset()
-			return decodeEvent(b, x, &x.Pod, &x.Container)
-		}
+	if ok, err := fastPath(m, b, true); ok {
+		return err
 	}
 	return proto.Unmarshal(b, m)
+}
+
+// fastPath reports whether m's type (non-nil) has a fast path and, with
+// decode, runs it on b, resetting m first. It is the one list of the
+// supported types (see Supports).
+func fastPath(m proto.Message, b []byte, decode bool) (bool, error) {
+	switch x := m.(type) {
+	case *api.SynchronizeRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeSynchronize(b, x)
+		}
+		return x != nil, nil
+	case *api.PodSandbox:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodePod(b, x)
+		}
+		return x != nil, nil
+	case *api.Container:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeContainer(b, x)
+		}
+		return x != nil, nil
+	case *api.CreateContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.RunPodSandboxRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, nil)
+		}
+		return x != nil, nil
+	case *api.StopPodSandboxRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, nil)
+		}
+		return x != nil, nil
+	case *api.RemovePodSandboxRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, nil)
+		}
+		return x != nil, nil
+	case *api.PostUpdatePodSandboxRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, nil)
+		}
+		return x != nil, nil
+	case *api.PostCreateContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.StartContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.PostStartContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.StopContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.RemoveContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	case *api.PostUpdateContainerRequest:
+		if x != nil && decode {
+			x.Reset()
+			return true, decodeEvent(b, x, &x.Pod, &x.Container)
+		}
+		return x != nil, nil
+	}
+	return false, nil
 }
 
 // decodeError is the error of the hand decoder. Like protobuf-go's errors
