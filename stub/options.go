@@ -29,10 +29,8 @@ type config struct {
 	regTimeout   time.Duration
 	scope        *api.PluginScope
 	onClose      func(error)
-	maxProcs     int  // see WithMaxProcs
-	maxProcsSet  bool // WithMaxProcs was given
-	syncGC       int  // see WithSyncGCPercent
-	syncGCSet    bool // WithSyncGCPercent was given
+	maxProcs     processSetting // see WithMaxProcs
+	syncGC       processSetting // see WithSyncGCPercent
 
 	reconnectInitial, reconnectMax time.Duration
 }

@@ -35,22 +35,36 @@ func WithMaxProcs(n int) Option {
 		if n < 0 {
 			return fmt.Errorf("stub: WithMaxProcs: invalid value %d", n)
 		}
-		c.maxProcs = n
-		c.maxProcsSet = true
+		c.maxProcs = processSetting{value: n, given: true}
 		return nil
 	}
 }
 
-// maxProcs returns the GOMAXPROCS a stub connecting through source
-// applies (0: none); env looks up environment variables.
-func (c *config) maxProcsFor(source connSource, env func(string) string) int {
+// processSetting is an option for a process-wide runtime setting that a
+// stub applies when it owns its process (WithMaxProcs, WithSyncGCPercent).
+type processSetting struct {
+	value int  // 0: leave the process's setting alone
+	given bool // the option was given
+}
+
+// resolve returns the value a stub connecting through source applies (0:
+// none): the option's, if given; else none if the environment variable
+// envVar is set (env looks it up) or the stub does not own its process;
+// else def.
+func (s processSetting) resolve(c *config, source connSource, envVar string, def int, env func(string) string) int {
 	switch {
-	case c.maxProcsSet:
-		return c.maxProcs
-	case env("GOMAXPROCS") != "", !ownsProcess(source, c):
+	case s.given:
+		return s.value
+	case env(envVar) != "", !ownsProcess(source, c):
 		return 0
 	}
-	return DefaultMaxProcs
+	return def
+}
+
+// maxProcsFor returns the GOMAXPROCS a stub connecting through source
+// applies (0: none); env looks up environment variables.
+func (c *config) maxProcsFor(source connSource, env func(string) string) int {
+	return c.maxProcs.resolve(c, source, "GOMAXPROCS", DefaultMaxProcs, env)
 }
 
 // ownsProcess reports whether a stub connecting through source runs as a

@@ -37,8 +37,7 @@ func WithSyncGCPercent(n int) Option {
 		if n < 0 {
 			return fmt.Errorf("stub: WithSyncGCPercent: invalid value %d", n)
 		}
-		c.syncGC = n
-		c.syncGCSet = true
+		c.syncGC = processSetting{value: n, given: true}
 		return nil
 	}
 }
@@ -47,13 +46,7 @@ func WithSyncGCPercent(n int) Option {
 // source applies while synchronizing (0: none); env looks up environment
 // variables.
 func (c *config) syncGCPercentFor(source connSource, env func(string) string) int {
-	switch {
-	case c.syncGCSet:
-		return c.syncGC
-	case env("GOGC") != "", !ownsProcess(source, c):
-		return 0
-	}
-	return DefaultSyncGCPercent
+	return c.syncGC.resolve(c, source, "GOGC", DefaultSyncGCPercent, env)
 }
 
 // syncGC applies and restores the GC percentage of a Synchronize. Its
