@@ -50,7 +50,7 @@ type pluginSession struct {
 // newPluginSession sets the NRI connection layout up on conn, which the
 // session owns from then on.
 func newPluginSession(conn net.Conn) (*pluginSession, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole, nil)
 	if err != nil {
 		return nil, err
 	}

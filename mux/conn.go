@@ -39,6 +39,17 @@ type conn struct {
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 
+	// qmu guards queued, the payload bytes in queue; space is signalled
+	// when a reader takes a frame, for the trunk reader waiting for room
+	// (see enqueue).
+	qmu    sync.Mutex
+	queued int
+	space  chan struct{}
+
+	// wlock serialises the writes of this connection (a one-slot
+	// semaphore, so that waiting for it can be bounded).
+	wlock chan struct{}
+
 	rmu   sync.Mutex // serialises readers; guards frame and rest
 	frame []byte     // current frame, recycled once consumed
 	rest  []byte     // unread remainder of frame
@@ -55,6 +66,8 @@ func newConn(m *Mux, id ConnID) *conn {
 		id:     id,
 		queue:  make(chan []byte, m.cfg.queueLen),
 		closed: make(chan struct{}),
+		space:  make(chan struct{}, 1),
+		wlock:  make(chan struct{}, 1),
 		rdl:    deadline{ch: make(chan struct{})},
 	}
 }
@@ -103,6 +116,7 @@ func (c *conn) Read(p []byte) (int, error) {
 		}
 		select {
 		case f := <-c.queue:
+			c.took(f)
 			c.frame, c.rest = f, f
 		case <-c.closed:
 		case <-c.rdl.wait():
@@ -110,6 +124,7 @@ func (c *conn) Read(p []byte) (int, error) {
 			// The reader has exited: nothing more will be queued.
 			select {
 			case f := <-c.queue:
+				c.took(f)
 				c.frame, c.rest = f, f
 				continue
 			default:
@@ -121,6 +136,88 @@ func (c *conn) Read(p []byte) (int, error) {
 			return 0, c.opError("read", cause)
 		}
 	}
+}
+
+// enqueue hands a frame from the trunk reader to the connection. It waits
+// while the connection's queue is full, in frames or in bytes
+// (backpressure), until a reader makes room, the connection is closed
+// locally (the frame is discarded) or the mux shuts down.
+func (c *conn) enqueue(frame []byte) error {
+	for {
+		c.qmu.Lock()
+		if c.queued == 0 || c.queued+len(frame) <= c.m.cfg.queueBytes {
+			c.queued += len(frame)
+			c.qmu.Unlock()
+			break
+		}
+		c.qmu.Unlock()
+		select {
+		case <-c.space:
+		case <-c.closed:
+			return nil
+		case <-c.m.closing:
+			return errShutdown
+		}
+	}
+	select {
+	case c.queue <- frame:
+	case <-c.closed:
+		// Closed locally meanwhile: discard.
+	case <-c.m.closing:
+		return errShutdown
+	}
+	return nil
+}
+
+// took accounts for a frame a reader took from the queue.
+func (c *conn) took(f []byte) {
+	c.qmu.Lock()
+	c.queued -= len(f)
+	c.qmu.Unlock()
+	select {
+	case c.space <- struct{}{}:
+	default:
+	}
+}
+
+// acquire takes the one-slot semaphore sem, waiting at most until dl
+// (zero: no limit), and fails if the connection is closed or the mux
+// shuts down meanwhile.
+func (c *conn) acquire(sem chan struct{}, dl time.Time) error {
+	if err := c.checkWritable(); err != nil {
+		return err
+	}
+	select {
+	case sem <- struct{}{}:
+	default:
+		var expired <-chan time.Time
+		if !dl.IsZero() {
+			t := time.NewTimer(time.Until(dl))
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-c.closed:
+			return c.opError("write", net.ErrClosed)
+		case <-c.m.closing:
+			return c.opError("write", fmt.Errorf("%w: %w", net.ErrClosed, c.m.cause()))
+		case <-expired:
+			return c.opError("write", os.ErrDeadlineExceeded)
+		}
+	}
+	if err := c.checkWritable(); err != nil {
+		<-sem
+		return err
+	}
+	return nil
+}
+
+// writeDeadline returns the connection's write deadline (zero: none).
+func (c *conn) writeDeadline() time.Time {
+	c.wdlMu.Lock()
+	defer c.wdlMu.Unlock()
+	return c.wdl
 }
 
 // checkWritable reports why the connection cannot be written to, if so.
@@ -144,10 +241,11 @@ func (c *conn) checkWritable() error {
 
 // Write sends p on the logical connection, split into frames of at most the
 // maximum payload size. It fails if the connection was closed locally or
-// the Mux has shut down. The write deadline is only checked before the
-// write starts (before and after waiting for the trunk write lock); a write
-// already in progress on the trunk is not interrupted by it. A failed trunk
-// write fails the whole Mux.
+// the Mux has shut down. It returns by the write deadline (or the mux's
+// write timeout, whichever is sooner) at the latest: a write that could
+// not start by then fails with os.ErrDeadlineExceeded and leaves the mux
+// running; one cut short on the trunk fails the whole Mux, as does any
+// failed trunk write.
 func (c *conn) Write(p []byte) (int, error) {
 	if err := c.checkWritable(); err != nil {
 		return 0, err
@@ -191,8 +289,8 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// SetWriteDeadline sets the write deadline, which is checked before a write
-// starts (see Write). A zero t disables the deadline.
+// SetWriteDeadline sets the write deadline of the writes that start
+// afterwards (see Write). A zero t disables the deadline.
 func (c *conn) SetWriteDeadline(t time.Time) error {
 	if c.isClosed() {
 		return c.opError("set", net.ErrClosed)

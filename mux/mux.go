@@ -8,7 +8,11 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ConnID identifies a logical connection on the trunk. It is the first field
@@ -39,6 +43,17 @@ const DefaultMaxPayload = 10 + 4<<20
 // DefaultReadQueueLength is the default number of frames buffered per logical
 // connection; see WithReadQueueLength.
 const DefaultReadQueueLength = 256
+
+// DefaultReadQueueBytes is the default number of payload bytes buffered per
+// logical connection; see WithReadQueueBytes. A frame larger than this is
+// still taken when nothing else is buffered, so a connection holds at most
+// max(DefaultReadQueueBytes, one frame) of unread data.
+const DefaultReadQueueBytes = 1 << 20
+
+// DefaultMaxPendingBytes is the default number of payload bytes buffered,
+// over all connection IDs, for connections that are not open yet; see
+// WithMaxPendingBytes.
+const DefaultMaxPendingBytes = DefaultMaxPayload
 
 const (
 	// maxMaxPayload keeps payload sizes representable as int on 32-bit
@@ -72,8 +87,12 @@ func (e *FrameTooLargeError) Error() string {
 }
 
 type config struct {
-	maxPayload int
-	queueLen   int
+	maxPayload   int
+	queueLen     int
+	queueBytes   int
+	pendingBytes int
+	connIDs      []ConnID // nil: any
+	writeTimeout time.Duration
 }
 
 // Option configures a Mux created with New. Options validate their argument
@@ -111,6 +130,86 @@ func WithReadQueueLength(n int) Option {
 	}
 }
 
+// WithReadQueueBytes sets how many payload bytes are buffered per logical
+// connection before the trunk reader blocks until the connection is read
+// (backpressure, as with WithReadQueueLength; a single frame larger than
+// n is still taken when nothing is buffered). With the read queue length
+// it bounds the memory a peer can make one logical connection hold. The
+// default is DefaultReadQueueBytes; n must be positive.
+func WithReadQueueBytes(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("mux: invalid read queue bytes %d: must be positive", n)
+		}
+		c.queueBytes = n
+		return nil
+	}
+}
+
+// WithMaxPendingBytes bounds the payload bytes buffered, over all
+// connection IDs, for connections that have not been opened yet; a frame
+// that would exceed it fails the mux. The default is
+// DefaultMaxPendingBytes; n must be positive.
+func WithMaxPendingBytes(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("mux: invalid max pending bytes %d: must be positive", n)
+		}
+		c.pendingBytes = n
+		return nil
+	}
+}
+
+// WithConnIDs restricts the trunk to the given connection IDs: a frame
+// for any other ID (except ReservedConn, whose frames are always
+// discarded) fails the mux at once with an *UnknownConnError, and Open and
+// Listen refuse other IDs. NRI uses PluginServiceConn and
+// RuntimeServiceConn only. Without this option every ID is accepted and
+// frames for IDs not open yet are buffered (see MaxPendingConns).
+func WithConnIDs(ids ...ConnID) Option {
+	return func(c *config) error {
+		if len(ids) == 0 {
+			return errors.New("mux: WithConnIDs needs at least one connection ID")
+		}
+		if slices.Contains(ids, ReservedConn) {
+			return fmt.Errorf("mux: connection ID %d is reserved", ReservedConn)
+		}
+		c.connIDs = slices.Clone(ids)
+		return nil
+	}
+}
+
+// WithWriteTimeout bounds every write on a logical connection: a write
+// that has not been taken in by the trunk within d fails. A write that
+// times out before any of it was sent returns an error satisfying
+// errors.Is(err, os.ErrDeadlineExceeded) and leaves the mux running; one
+// that times out part way fails the whole mux (a frame cannot be taken
+// back, so the stream would no longer be framed). This is what keeps a
+// peer that stops reading from blocking its writers forever. The default
+// is no timeout; d must not be negative (0 disables it). See also
+// Mux.SetWriteTimeout and conn.SetWriteDeadline.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("mux: invalid write timeout %v: must not be negative", d)
+		}
+		c.writeTimeout = d
+		return nil
+	}
+}
+
+// UnknownConnError is the cause of a mux failure when a frame arrives for
+// a connection ID outside those given to WithConnIDs.
+type UnknownConnError struct {
+	// Conn is the connection ID in the offending header.
+	Conn ConnID
+}
+
+// Error implements the error interface.
+func (e *UnknownConnError) Error() string {
+	return fmt.Sprintf("mux: frame for connection %d, which this trunk does not use", e.Conn)
+}
+
 // Mux multiplexes logical connections over a trunk connection. Its methods
 // are safe for concurrent use.
 type Mux struct {
@@ -125,15 +224,24 @@ type Mux struct {
 	// set. No frame is queued after done is closed.
 	done chan struct{}
 
-	mu      sync.Mutex
-	err     error               // cause of the shutdown; set once
-	conns   map[ConnID]*conn    // open logical connections
-	pending map[ConnID][][]byte // frames received before Open
-	retired map[ConnID]struct{} // opened, then closed locally
+	mu           sync.Mutex
+	err          error               // cause of the shutdown; set once
+	conns        map[ConnID]*conn    // open logical connections
+	pending      map[ConnID][][]byte // frames received before Open
+	pendingBytes int                 // payload bytes in pending
+	retired      map[ConnID]struct{} // opened, then closed locally
 
-	wmu   sync.Mutex // serialises frame writes on the trunk
-	whdr  [HeaderSize]byte
-	wbufs [2][]byte
+	// writeTimeout is the current write timeout in nanoseconds (0: none).
+	writeTimeout atomic.Int64
+	// tlock is the trunk write lock (a one-slot semaphore, so that
+	// waiting for it can be bounded): it is held for one frame at a
+	// time, so the frames of writes on different logical connections
+	// interleave and a long write does not hold the others up for its
+	// whole length. The fields below it are guarded by it.
+	tlock   chan struct{}
+	trunkDL time.Time // the write deadline last set on the trunk
+	whdr    [HeaderSize]byte
+	wbufs   [2][]byte
 }
 
 // New wraps trunk in a Mux and starts its reader goroutine. The Mux takes
@@ -144,7 +252,8 @@ func New(trunk net.Conn, opts ...Option) (*Mux, error) {
 	if trunk == nil {
 		return nil, errors.New("mux: nil trunk connection")
 	}
-	cfg := config{maxPayload: DefaultMaxPayload, queueLen: DefaultReadQueueLength}
+	cfg := config{maxPayload: DefaultMaxPayload, queueLen: DefaultReadQueueLength,
+		queueBytes: DefaultReadQueueBytes, pendingBytes: DefaultMaxPendingBytes}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("mux: nil option")
@@ -161,10 +270,17 @@ func New(trunk net.Conn, opts ...Option) (*Mux, error) {
 		conns:   make(map[ConnID]*conn),
 		pending: make(map[ConnID][][]byte),
 		retired: make(map[ConnID]struct{}),
+		tlock:   make(chan struct{}, 1),
 	}
+	m.writeTimeout.Store(int64(cfg.writeTimeout))
 	go m.reader()
 	return m, nil
 }
+
+// SetWriteTimeout changes the write timeout (see WithWriteTimeout) for
+// the writes that start afterwards; 0 disables it, a negative d is taken
+// as 0.
+func (m *Mux) SetWriteTimeout(d time.Duration) { m.writeTimeout.Store(int64(max(d, 0))) }
 
 // Trunk returns the underlying trunk connection. Writing to or reading from
 // it directly corrupts the framing.
@@ -243,6 +359,9 @@ func (m *Mux) open(op string, id ConnID) (*conn, error) {
 	if id == ReservedConn {
 		return nil, fmt.Errorf("mux: %s conn %d: connection ID is reserved", op, id)
 	}
+	if !m.usable(id) {
+		return nil, fmt.Errorf("mux: %s conn %d: connection ID is not used on this trunk", op, id)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -257,9 +376,12 @@ func (m *Mux) open(op string, id ConnID) (*conn, error) {
 	c := newConn(m, id)
 	// The reader goroutine dispatches under m.mu, so moving the pending
 	// frames here preserves their order. There are at most queueLen of
-	// them, so this never blocks.
+	// them, so this never blocks; their bytes may exceed the connection's
+	// byte bound, which only delays the next frame.
 	for _, f := range m.pending[id] {
 		c.queue <- f
+		c.queued += len(f)
+		m.pendingBytes -= len(f)
 	}
 	delete(m.pending, id)
 	m.conns[id] = c
@@ -345,14 +467,23 @@ const MaxPendingConns = 8
 // recorded cause takes precedence over it.
 var errShutdown = errors.New("mux: shutting down")
 
+// usable reports whether id may carry frames on this trunk (see
+// WithConnIDs).
+func (m *Mux) usable(id ConnID) bool {
+	return m.cfg.connIDs == nil || slices.Contains(m.cfg.connIDs, id)
+}
+
 func (m *Mux) dispatch(id ConnID, frame []byte) error {
+	if id == ReservedConn {
+		return nil
+	}
+	if !m.usable(id) {
+		return &UnknownConnError{Conn: id}
+	}
 	m.mu.Lock()
 	c, ok := m.conns[id]
 	if !ok {
 		defer m.mu.Unlock()
-		if id == ReservedConn {
-			return nil
-		}
 		if _, ok := m.retired[id]; ok {
 			return nil
 		}
@@ -363,43 +494,55 @@ func (m *Mux) dispatch(id ConnID, frame []byte) error {
 		if len(q) >= m.cfg.queueLen {
 			return fmt.Errorf("mux: conn %d: more than %d frames received before the conn was opened (read queue length exceeded)", id, m.cfg.queueLen)
 		}
+		if m.pendingBytes+len(frame) > m.cfg.pendingBytes {
+			return fmt.Errorf("mux: conn %d: more than %d bytes received for connections that were not opened", id, m.cfg.pendingBytes)
+		}
 		m.pending[id] = append(q, frame)
+		m.pendingBytes += len(frame)
 		return nil
 	}
 	m.mu.Unlock()
-	select {
-	case c.queue <- frame:
-	case <-c.closed:
-		// Closed locally meanwhile: discard.
-	case <-m.closing:
-		return errShutdown
-	}
-	return nil
+	return c.enqueue(frame)
 }
 
 // write sends p on connection c, split into frames of at most maxPayload
-// bytes. The whole write is sent under the trunk write lock, so frames of
-// concurrent writes never interleave.
+// bytes. Writes on one logical connection are serialised (c.wlock), so
+// their bytes never interleave; the trunk is held one frame at a time.
+// Every wait and the trunk writes are bounded by c's write deadline and
+// the mux's write timeout, whichever comes first.
 func (m *Mux) write(c *conn, p []byte) (int, error) {
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	if err := c.checkWritable(); err != nil {
+	dl := c.writeDeadline()
+	if to := time.Duration(m.writeTimeout.Load()); to > 0 {
+		if t := time.Now().Add(to); dl.IsZero() || t.Before(dl) {
+			dl = t
+		}
+	}
+	if err := c.acquire(c.wlock, dl); err != nil {
 		return 0, err
 	}
+	defer func() { <-c.wlock }()
 	written := 0
 	for len(p) > 0 {
+		if err := c.acquire(m.tlock, dl); err != nil {
+			if written > 0 {
+				// Part of p was sent: the logical stream is cut.
+				ferr := fmt.Errorf("mux: conn %d: write cut after %d bytes: %w", c.id, written, err)
+				m.fail(ferr)
+				return written, c.opError("write", ferr)
+			}
+			return 0, err
+		}
 		n := min(len(p), m.cfg.maxPayload)
-		binary.BigEndian.PutUint32(m.whdr[0:4], uint32(c.id))
-		binary.BigEndian.PutUint32(m.whdr[4:8], uint32(n))
-		m.wbufs[0], m.wbufs[1] = m.whdr[:], p[:n]
-		bufs := net.Buffers(m.wbufs[:])
-		_, err := bufs.WriteTo(m.trunk)
-		m.wbufs[0], m.wbufs[1] = nil, nil
+		err := m.writeFrame(c.id, p[:n], dl)
+		<-m.tlock
 		if err != nil {
 			// A partially written frame leaves the stream unframeable,
 			// and trunk write errors are not recoverable anyway: fail
 			// the whole mux.
 			ferr := fmt.Errorf("mux: conn %d: writing frame to trunk: %w", c.id, err)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				ferr = fmt.Errorf("mux: conn %d: peer did not take a frame before the write deadline: %w", c.id, err)
+			}
 			m.fail(ferr)
 			return written, c.opError("write", ferr)
 		}
@@ -407,4 +550,22 @@ func (m *Mux) write(c *conn, p []byte) (int, error) {
 		p = p[n:]
 	}
 	return written, nil
+}
+
+// writeFrame writes one frame with deadline dl (zero: none). The caller
+// holds m.tlock.
+func (m *Mux) writeFrame(id ConnID, payload []byte, dl time.Time) error {
+	if !dl.Equal(m.trunkDL) {
+		if err := m.trunk.SetWriteDeadline(dl); err != nil && !dl.IsZero() {
+			return fmt.Errorf("setting the trunk write deadline: %w", err)
+		}
+		m.trunkDL = dl
+	}
+	binary.BigEndian.PutUint32(m.whdr[0:4], uint32(id))
+	binary.BigEndian.PutUint32(m.whdr[4:8], uint32(len(payload)))
+	m.wbufs[0], m.wbufs[1] = m.whdr[:], payload
+	bufs := net.Buffers(m.wbufs[:])
+	_, err := bufs.WriteTo(m.trunk)
+	m.wbufs[0], m.wbufs[1] = nil, nil
+	return err
 }

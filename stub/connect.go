@@ -45,7 +45,7 @@ type session struct {
 // newSession sets up the protocol on conn, which it takes ownership of,
 // and starts serving the Plugin service.
 func newSession(c *core, conn net.Conn) (*session, error) {
-	lay, err := nriconn.New(conn, nriconn.PluginRole, c.cfg.serverOptions()...)
+	lay, err := nriconn.New(conn, nriconn.PluginRole, nil, c.cfg.serverOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("stub: %w", err)
 	}

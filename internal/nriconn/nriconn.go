@@ -41,13 +41,16 @@ type Layout struct {
 }
 
 // New sets the layout for role up on conn, which it takes ownership of: on
-// error conn is closed.
-func New(conn net.Conn, role Role, serverOpts ...ttrpc.ServerOpt) (*Layout, error) {
+// error conn is closed. The multiplexer carries connections 1 and 2 only
+// (a frame for another ID fails it, see mux.WithConnIDs), with muxOpts
+// applied after that.
+func New(conn net.Conn, role Role, muxOpts []mux.Option, serverOpts ...ttrpc.ServerOpt) (*Layout, error) {
 	serve, call := mux.RuntimeServiceConn, mux.PluginServiceConn
 	if role == PluginRole {
 		serve, call = call, serve
 	}
-	m, err := mux.New(conn)
+	opts := append([]mux.Option{mux.WithConnIDs(mux.PluginServiceConn, mux.RuntimeServiceConn)}, muxOpts...)
+	m, err := mux.New(conn, opts...)
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("multiplexing the connection: %w", err)

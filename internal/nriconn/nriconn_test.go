@@ -36,12 +36,12 @@ func (pluginService) Configure(_ context.Context, req *api.ConfigureRequest) (*a
 // which connection carries which service.
 func TestLayouts(t *testing.T) {
 	a, b := net.Pipe()
-	rt, err := New(a, RuntimeRole)
+	rt, err := New(a, RuntimeRole, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Mux.Close()
-	pl, err := New(b, PluginRole)
+	pl, err := New(b, PluginRole, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

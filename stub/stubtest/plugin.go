@@ -56,7 +56,7 @@ type Plugin struct {
 
 // newPlugin sets up the runtime side of conn. Called with r.mu held.
 func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole, nil)
 	if err != nil {
 		return nil, fmt.Errorf("stubtest: %w", err)
 	}
