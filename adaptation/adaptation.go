@@ -54,6 +54,9 @@ type Adaptation struct {
 	stopped   bool
 	plugins   []*plugin          // synchronizing and active, in invocation order
 	admitting map[string]*plugin // registration in progress, by full name
+	// unregistered counts the external connections that have not
+	// completed registration (see WithMaxPendingConnections).
+	unregistered int
 	listener  net.Listener
 	// lastScopes are the effective scopes required plugins last
 	// registered with, by full name (see missingRequiredLocked).
@@ -81,6 +84,9 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	}
 	if cfg.maxPluginTimeout == 0 {
 		cfg.maxPluginTimeout = cfg.requestTimeout
+	}
+	if cfg.syncWait == 0 {
+		cfg.syncWait = cfg.requestTimeout
 	}
 	m, err := newMetrics(cfg.registerer)
 	if err != nil {

@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"sync"
+	"time"
 
 	"github.com/nrikit/nrikit/api"
 )
@@ -20,6 +21,9 @@ func newBuiltinEndpoint(svc api.PluginService) *builtinEndpoint {
 
 // Done is closed by Close.
 func (b *builtinEndpoint) Done() <-chan struct{} { return b.done }
+
+// setWriteTimeout does nothing: a builtin plugin is called in-process.
+func (b *builtinEndpoint) setWriteTimeout(time.Duration) {}
 
 // Close marks the plugin gone.
 func (b *builtinEndpoint) Close() error {

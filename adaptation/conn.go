@@ -25,6 +25,9 @@ type connEndpoint struct {
 	// handlers tracks the Runtime service calls in progress.
 	handlers gate
 	serving  sync.WaitGroup
+	// gate holds off reading the plugin's requests while too many are
+	// unanswered (inflight.go).
+	gate *inflightGate
 
 	// flushed is closed after the first write of a response once armed:
 	// the moment the RegisterPlugin answer has left.
@@ -39,16 +42,26 @@ type connEndpoint struct {
 	closeErr  error
 }
 
+// connLimits are the bounds of one plugin connection.
+type connLimits struct {
+	// writeTimeout bounds every write to the plugin (mux.WithWriteTimeout)
+	// until the plugin is configured (then its request timeout does).
+	writeTimeout time.Duration
+	// maxInFlight bounds the plugin's unanswered Runtime-service requests.
+	maxInFlight int
+}
+
 // newConnEndpoint sets up the NRI connection layout on conn and serves the
 // Runtime service returned by rt on it; onClose (may be nil) runs last in
 // Close. The endpoint owns conn.
-func newConnEndpoint(ctx context.Context, conn net.Conn, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole)
+func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole, []mux.Option{mux.WithWriteTimeout(lim.writeTimeout)})
 	if err != nil {
 		return nil, err
 	}
 	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
-	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose}
+	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose,
+		gate: newInflightGate(lim.maxInFlight)}
 	e.client = ttrpc.NewClient(pc)
 	e.PluginService = api.NewPluginClient(e.client)
 	api.RegisterRuntimeService(srv, &gatedRuntime{rt: rt(e), gate: &e.handlers})
@@ -62,6 +75,9 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, rt func(*connEndpoint) 
 
 // Done is closed when the connection is gone.
 func (e *connEndpoint) Done() <-chan struct{} { return e.mux.Done() }
+
+// setWriteTimeout bounds the writes to the plugin from now on.
+func (e *connEndpoint) setWriteTimeout(d time.Duration) { e.mux.SetWriteTimeout(d) }
 
 // Close tears the connection down, waits for the Runtime service calls
 // in progress, then runs onClose.
@@ -115,7 +131,8 @@ func (l *flushListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &flushConn{Conn: c, e: l.e}, nil
+	gated := &gatedConn{Conn: c, gate: l.e.gate, gone: l.e.mux.Done()}
+	return &flushConn{Conn: gated, e: l.e}, nil
 }
 
 type flushConn struct {

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/nrikit/nrikit/api"
@@ -36,10 +37,13 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	var (
 		consulted []*plugin
 		podWire   []byte // the pod's encoding, as field 1
+		// adjuster is the last plugin whose answer changed something:
+		// the one to blame if the merged request grows too large.
+		adjuster *plugin
 	)
 	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
 		func() error { return a.missingRequiredLocked(subj) },
-		func(p *plugin) (*api.CreateContainerRequest, *api.CreateContainerRequest) {
+		func(p *plugin) (*api.CreateContainerRequest, *api.CreateContainerRequest, error) {
 			next := &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
 			if p.kind == KindBuiltin {
 				// The view shares what no plugin changed with the
@@ -47,7 +51,7 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 				// request itself rather than its encoding, must not be
 				// able to change either.
 				next = api.Clone(next)
-				return next, next
+				return next, next, nil
 			}
 			// The pod is the same for every plugin: encode it once;
 			// the container, which changes from plugin to plugin, is
@@ -55,18 +59,21 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			if podWire == nil && req.Pod != nil {
 				enc, err := appendField(nil, createPodField, req.Pod, encodedSize(req.Pod))
 				if err != nil {
-					return next, next
+					return next, next, nil
 				}
 				podWire = enc
 			}
 			// Clipped, podWire is copied into a buffer of the right size.
 			buf, err := appendField(slices.Clip(podWire), createContainerField, next.Container, encodedSize(next.Container))
 			if err != nil {
-				return next, next
+				return next, next, nil
+			}
+			if err := mergedSizeError(adjuster, "CreateContainer", pristine, len(buf)); err != nil {
+				return nil, nil, err
 			}
 			wire := &api.CreateContainerRequest{}
 			wire.ProtoReflect().SetUnknown(buf)
-			return next, wire
+			return next, wire, nil
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
 			consulted = append(consulted, p)
@@ -80,6 +87,9 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			if err := p.checkTargets(rpcCreateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
 				return err
 			}
+			if proto.Size(rsp) > 0 {
+				adjuster = p
+			}
 			return c.Apply(p.full, rsp)
 		})
 	if err != nil {
@@ -89,8 +99,8 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	for _, ign := range c.Ignored() {
 		a.log.Info("dropped conflicting update marked IgnoreFailure", "container", pristine.GetName(), "error", ign)
 	}
-	vreq := func() *api.ValidateContainerAdjustmentRequest {
-		return &api.ValidateContainerAdjustmentRequest{
+	vreq := func() (*api.ValidateContainerAdjustmentRequest, error) {
+		v := &api.ValidateContainerAdjustmentRequest{
 			Pod:       req.Pod,
 			Container: pristine,
 			Adjust:    rsp.Adjust,
@@ -98,11 +108,40 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			Owners:    c.Owners(),
 			Plugins:   accountedFor(consulted, excluded),
 		}
+		if err := mergedSizeError(adjuster, "CreateContainer", pristine, proto.Size(v)); err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	if err := a.validate(ctx, subj, vreq); err != nil {
 		return nil, err
 	}
 	return rsp, nil
+}
+
+// maxRequestPayload is the largest encoded request the runtime sends: the
+// ttrpc message limit less room for ttrpc's envelope (service and method
+// names, timeout, metadata).
+const maxRequestPayload = MaxMessageSize - 16<<10
+
+// mergedSizeError fails a request whose encoding, size bytes, carrying
+// the merged result of the plugins so far, is too large to send: it
+// blames adjuster, whose answer made it so (the answers before it fitted,
+// and every later plugin would fail the same way), or, if no plugin
+// changed anything, the runtime's own container.
+func mergedSizeError(adjuster *plugin, op string, ctr *api.Container, size int) error {
+	if size <= maxRequestPayload {
+		return nil
+	}
+	if adjuster == nil {
+		return fmt.Errorf("adaptation: container %q: the request is %d bytes, above NRI's message limit of %d",
+			ctr.GetName(), size, maxRequestPayload)
+	}
+	perr := &PluginError{Plugin: adjuster.full, Op: op, Kind: FailureOversize,
+		Err: &AnswerSizeError{Size: size, Limit: maxRequestPayload, Merged: true}}
+	adjuster.failed(op)
+	adjuster.onFailure(perr)
+	return perr
 }
 
 // accountedFor lists, in invocation order, the plugins a validator is
@@ -124,7 +163,7 @@ func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
 // scope, concurrently, to accept the merged adjustment (the request is
 // built only if there is one). A rejection, or any failure of a
 // validator (validation fails closed), fails the creation.
-func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.ValidateContainerAdjustmentRequest) error {
+func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api.ValidateContainerAdjustmentRequest, error)) error {
 	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, s, nil, false)
 	if err != nil {
 		return err
@@ -132,12 +171,22 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.
 	if len(res.plugins) == 0 {
 		return nil
 	}
-	req := build()
+	req, err := build()
+	if err != nil {
+		res.release(0)
+		return err
+	}
 	outs := make([]chan outcome[*api.ValidateContainerAdjustmentResponse], len(res.plugins))
+	hs := make([]*handoff, len(res.plugins))
 	for i, p := range res.plugins {
 		out := make(chan outcome[*api.ValidateContainerAdjustmentResponse], 1)
 		outs[i] = out
+		hs[i] = &handoff{}
+		h := hs[i]
 		res.slots[i].fill <- func(skip error) {
+			if !h.start() {
+				return // the validation went on without it: too late to validate
+			}
 			if skip != nil {
 				out <- outcome[*api.ValidateContainerAdjustmentResponse]{err: skip}
 				return
@@ -148,10 +197,8 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.
 	}
 	var first error
 	for i, p := range res.plugins {
-		var o outcome[*api.ValidateContainerAdjustmentResponse]
-		select {
-		case o = <-outs[i]:
-		case <-ctx.Done():
+		o, done := awaitTurn(ctx, a, p, api.Event_VALIDATE_CONTAINER_ADJUSTMENT, res.catchUp[i], hs[i], outs[i])
+		if !done {
 			return ctx.Err()
 		}
 		var verr error
@@ -189,9 +236,9 @@ func (a *Adaptation) UpdateContainer(ctx context.Context, req *api.UpdateContain
 	}
 	u := merge.NewUpdate(req.Pod, req.Container, req.LinuxResources)
 	_, err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), nil,
-		func(*plugin) (*api.UpdateContainerRequest, *api.UpdateContainerRequest) {
+		func(*plugin) (*api.UpdateContainerRequest, *api.UpdateContainerRequest, error) {
 			next := &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
-			return next, next
+			return next, next, nil
 		},
 		func(p *plugin, rsp *api.UpdateContainerResponse) error {
 			if err := p.checkTargets(rpcUpdateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/ttrpc"
@@ -124,7 +125,7 @@ func invokeWire[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[R
 	}
 	kind := p.a.classifyErr(p, rctx, err)
 	took := time.Since(start)
-	p.a.metrics.observe(p.full, r.event.Name(), took, kind)
+	p.observe(r.event.Name(), took, kind)
 	if err == nil {
 		observe(ctx, p, r.event, req, rsp, nil, took)
 		return rsp, nil
@@ -181,6 +182,11 @@ func (p *plugin) onFailure(perr *PluginError) {
 	case FailureLost:
 		p.a.log.Error("plugin lost", "plugin", p.full, "event", perr.Op, "error", perr.Err)
 		p.disconnect("lost during " + perr.Op)
+	case FailureOversize:
+		p.a.log.Error("plugin answer too large, not using it", "plugin", p.full, "event", perr.Op, "error", perr.Err)
+	case FailureSynchronizing:
+		p.a.log.Warn("plugin still synchronizing, event proceeds without waiting for it", "plugin", p.full,
+			"event", perr.Op, "waited", perr.Timeout)
 	default:
 		p.a.log.Warn("plugin failed request", "plugin", p.full, "event", perr.Op, "error", errorMessage(perr.Err))
 	}
@@ -213,20 +219,24 @@ type outcome[Rsp any] struct {
 // after the other, in invocation order. next builds the request for a
 // plugin from the result so far, and what is sent for it on the wire (an
 // equivalent message that carries part or all of its encoding, see
-// encodedOnce; or the request itself), fold takes the plugin's answer in (an
-// opt-out in it is recorded before). check, if not nil, can refuse the
-// event up front (under the registry lock). The first error ends the walk
-// and is returned. For CreateContainer, mutate also returns the
-// subscribed plugins that were not called because s is outside their
-// scope or they opted out of it.
+// encodedOnce; or the request itself), or fails the event; fold takes the
+// plugin's answer in (an opt-out in it is recorded before). check, if not
+// nil, can refuse the event up front (under the registry lock). The first
+// error ends the walk and is returned. For CreateContainer, mutate also
+// returns the subscribed plugins that were not called because s is
+// outside their scope or they opted out of it.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	check func() error, next func(*plugin) (req, wire Req), fold func(*plugin, Rsp) error) ([]*plugin, error) {
+	check func() error, next func(*plugin) (req, wire Req, err error), fold func(*plugin, Rsp) error) ([]*plugin, error) {
 	res, err := a.reserve(r.event, s, check, true)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range res.plugins {
-		req, wire := next(p)
+		req, wire, err := next(p)
+		if err != nil {
+			res.release(i)
+			return nil, err
+		}
 		var o outcome[Rsp]
 		if sl := res.slots[i]; sl.lent {
 			// Lent at reserve time: the worker was idle and is not woken.
@@ -246,13 +256,22 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			sl.finish()
 		} else {
 			out := make(chan outcome[Rsp], 1)
-			sl.fill <- func(skip error) { out <- deliverMutation(ctx, p, r, s, req, wire, skip) }
-			select {
-			case o = <-out:
-			case <-ctx.Done():
+			h := &handoff{}
+			sl.fill <- func(skip error) {
+				if !h.start() {
+					deliverLate(ctx, p, r, s, req, wire, skip)
+					return
+				}
+				out <- deliverMutation(ctx, p, r, s, req, wire, skip)
+			}
+			var done bool
+			if o, done = awaitTurn(ctx, a, p, r.event, res.catchUp[i], h, out); !done {
 				res.release(i + 1)
 				return nil, ctx.Err()
 			}
+		}
+		if o.err == nil {
+			o.err = p.checkAnswer(r.event, o.rsp)
 		}
 		if err := a.judge(p, r.event, o.err); err != nil {
 			res.release(i + 1)
@@ -267,6 +286,88 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		}
 	}
 	return res.excluded, nil
+}
+
+// handoff decides, once, whether a work filled into a slot runs for the
+// dispatcher that waits for it, or late, after the dispatcher stopped
+// waiting (see awaitTurn).
+type handoff struct{ state atomic.Int32 }
+
+// start reports whether the work runs for its dispatcher; after it the
+// dispatcher can no longer give up on it.
+func (h *handoff) start() bool { return h.state.CompareAndSwap(0, 1) }
+
+// abandon reports whether the dispatcher gave up before the work started.
+func (h *handoff) abandon() bool { return h.state.CompareAndSwap(0, 2) }
+
+// awaitTurn waits for the outcome of a work filled into p's slot. For a
+// plugin that was synchronizing when the event started (catchUp), the
+// wait is bounded by the synchronize wait: if the work has not started
+// by then, the dispatcher gives up on it (the work then runs late, see
+// deliverLate) and the outcome is a FailureSynchronizing. A work that has
+// started is bounded by the plugin's request timeout. done is false if
+// ctx ended first.
+func awaitTurn[Rsp any](ctx context.Context, a *Adaptation, p *plugin, e api.Event, catchUp bool, h *handoff, out <-chan outcome[Rsp]) (o outcome[Rsp], done bool) {
+	if !catchUp {
+		select {
+		case o = <-out:
+			return o, true
+		case <-ctx.Done():
+			return o, false
+		}
+	}
+	t := time.NewTimer(a.cfg.syncWait)
+	defer t.Stop()
+	select {
+	case o = <-out:
+		return o, true
+	case <-ctx.Done():
+		return o, false
+	case <-t.C:
+	}
+	if h.abandon() {
+		perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureSynchronizing, Timeout: a.cfg.syncWait}
+		p.failed(e.Name())
+		p.onFailure(perr)
+		return outcome[Rsp]{err: perr}, true
+	}
+	select {
+	case o = <-out:
+		return o, true
+	case <-ctx.Done():
+		return o, false
+	}
+}
+
+// deliverLate delivers a mutating event to a plugin whose dispatcher gave
+// up waiting for it while it synchronized (see awaitTurn): the plugin
+// still sees the event, so that it knows every object, but its answer is
+// not used. The call is not bounded by the runtime's context, which has
+// usually ended, only by the plugin's request timeout and Stop.
+func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req, wire Req, skip error) {
+	if skip != nil {
+		return
+	}
+	dctx, cancel := p.a.detach(ctx)
+	defer cancel()
+	if _, err := invokeWire(dctx, p, r, req, wire); err == nil {
+		p.a.log.Info("event delivered to a plugin after it synchronized; its answer is not used",
+			"plugin", p.full, "event", r.event.Name(), "pod", s.podID(), "container", s.ctrID())
+	}
+}
+
+// checkAnswer fails an answer larger than the runtime accepts
+// ([WithMaxAnswerSize]) as the plugin's own failure.
+func (p *plugin) checkAnswer(e api.Event, rsp proto.Message) error {
+	n := proto.Size(rsp)
+	if n <= p.a.cfg.maxAnswerSize {
+		return nil
+	}
+	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
+		Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}}
+	p.failed(e.Name())
+	p.onFailure(perr)
+	return perr
 }
 
 // deliverMutation makes the call of a mutating event to p, unless skip says why

@@ -56,6 +56,15 @@ const (
 	// FailureLost: the connection to the plugin was lost or the plugin
 	// broke the protocol.
 	FailureLost
+	// FailureOversize: the plugin's answer was larger than the runtime
+	// accepts ([WithMaxAnswerSize]), or made the request larger than NRI
+	// can carry ([MaxMessageSize]). The answer is not used; the plugin
+	// stays connected. Err is an [*AnswerSizeError].
+	FailureOversize
+	// FailureSynchronizing: the plugin was still synchronizing when the
+	// event could wait for it no longer ([WithSynchronizeWait]). It
+	// stays connected and gets the event once synchronized.
+	FailureSynchronizing
 )
 
 // String returns the failure kind's name.
@@ -67,6 +76,10 @@ func (k FailureKind) String() string {
 		return "timeout"
 	case FailureLost:
 		return "lost"
+	case FailureOversize:
+		return "oversize"
+	case FailureSynchronizing:
+		return "synchronizing"
 	}
 	return fmt.Sprintf("FailureKind(%d)", int(k))
 }
@@ -82,7 +95,8 @@ type PluginError struct {
 	Op string
 	// Kind says how the plugin failed.
 	Kind FailureKind
-	// Timeout is the timeout that expired, for FailureTimeout.
+	// Timeout is the timeout that expired, for FailureTimeout, or the
+	// synchronize wait, for FailureSynchronizing.
 	Timeout time.Duration
 	// Err is the underlying error.
 	Err error
@@ -95,6 +109,10 @@ func (e *PluginError) Error() string {
 		return fmt.Sprintf("plugin %q did not answer %s within %v", e.Plugin, e.Op, e.Timeout)
 	case FailureLost:
 		return fmt.Sprintf("plugin %q was lost during %s: %v", e.Plugin, e.Op, e.Err)
+	case FailureOversize:
+		return fmt.Sprintf("plugin %q failed %s: %v", e.Plugin, e.Op, e.Err)
+	case FailureSynchronizing:
+		return fmt.Sprintf("plugin %q was still synchronizing; %s could not wait for it longer than %v", e.Plugin, e.Op, e.Timeout)
 	default:
 		return fmt.Sprintf("plugin %q failed %s: %v", e.Plugin, e.Op, errorMessage(e.Err))
 	}
@@ -102,6 +120,28 @@ func (e *PluginError) Error() string {
 
 // Unwrap returns the plugin's error.
 func (e *PluginError) Unwrap() error { return e.Err }
+
+// AnswerSizeError is why a plugin's answer was not used: it was larger
+// than the runtime accepts, or it made the request that carries the
+// merged result (to the next plugin or to the validators) too large.
+type AnswerSizeError struct {
+	// Size is the encoded size, in bytes, of the answer, or of the
+	// request it made too large.
+	Size int
+	// Limit is the limit Size exceeds.
+	Limit int
+	// Merged is set when the merged request, not the answer itself,
+	// is too large.
+	Merged bool
+}
+
+// Error says what was too large.
+func (e *AnswerSizeError) Error() string {
+	if e.Merged {
+		return fmt.Sprintf("its answer makes the request carrying the merged result %d bytes, above the message limit of %d", e.Size, e.Limit)
+	}
+	return fmt.Sprintf("its answer is %d bytes, above the limit of %d", e.Size, e.Limit)
+}
 
 // ValidationError is a container creation rejected by a validating
 // plugin.

@@ -23,22 +23,22 @@ var (
 // encodes it (ttrpc does), later ones send its encoding (encodedOnce),
 // so an event relayed to many plugins is encoded once more at most, and
 // one relayed to a single plugin costs nothing extra.
-func same[Req proto.Message](req Req) func(*plugin) (Req, Req) {
+func same[Req proto.Message](req Req) func(*plugin) (Req, Req, error) {
 	var (
 		calls int
 		wire  Req
 	)
-	return func(p *plugin) (Req, Req) {
+	return func(p *plugin) (Req, Req, error) {
 		if p.kind == KindBuiltin {
-			return req, req
+			return req, req, nil
 		}
 		switch calls++; calls {
 		case 1:
-			return req, req
+			return req, req, nil
 		case 2:
 			wire = encodedOnce(req)
 		}
-		return req, wire
+		return req, wire, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -92,6 +93,77 @@ func (m *metrics) observe(plugin, request string, d time.Duration, kind FailureK
 	if kind == FailureTimeout {
 		m.timeouts.WithLabelValues(plugin, request).Inc()
 	}
+}
+
+// failed records a failure found after the request was observed (an
+// answer too large) or without a request (a plugin still synchronizing).
+func (m *metrics) failed(plugin, request string) {
+	if m == nil {
+		return
+	}
+	m.errors.WithLabelValues(plugin, request).Inc()
+}
+
+// deletePlugin deletes every series of plugin.
+func (m *metrics) deletePlugin(plugin string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"plugin": plugin}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}
+
+// pluginMetrics is a plugin's hold on its metric series: they are
+// deleted when the plugin is gone (see Adaptation.dropMetrics), so that
+// plugins coming and going under ever new names do not grow the metrics
+// without bound. After that the plugin records nothing more.
+type pluginMetrics struct {
+	mu   sync.RWMutex
+	gone bool
+}
+
+// observe records one request of p.
+func (p *plugin) observe(request string, d time.Duration, kind FailureKind) {
+	p.pm.mu.RLock()
+	defer p.pm.mu.RUnlock()
+	if !p.pm.gone {
+		p.a.metrics.observe(p.full, request, d, kind)
+	}
+}
+
+// failed records a failure of p found outside a request (see
+// metrics.failed).
+func (p *plugin) failed(request string) {
+	p.pm.mu.RLock()
+	defer p.pm.mu.RUnlock()
+	if !p.pm.gone {
+		p.a.metrics.failed(p.full, request)
+	}
+}
+
+// dropMetrics deletes p's metric series once p records nothing more (its
+// registration failed, or its worker ended), unless another plugin of the
+// same name is registered or registering: the series are theirs too.
+func (a *Adaptation) dropMetrics(p *plugin) {
+	if a.metrics == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if q := a.admitting[p.full]; q != nil && q != p {
+		return
+	}
+	if q := a.findLocked(p.full); q != nil && q != p {
+		return
+	}
+	p.pm.mu.Lock()
+	defer p.pm.mu.Unlock()
+	p.pm.gone = true
+	a.metrics.deletePlugin(p.full)
 }
 
 // setPlugins records the number of plugins receiving events.

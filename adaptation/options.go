@@ -35,6 +35,25 @@ const (
 	// request: the pods and containers are split into parts no larger
 	// than this (a single object larger than it travels alone).
 	MaxSyncMessageSize = 1 << 20
+	// DefaultSynchronizeBudget bounds a plugin's whole Synchronize, all
+	// parts together (each part also has the synchronize timeout). A
+	// plugin that has not synchronized within it is disconnected.
+	DefaultSynchronizeBudget = time.Minute
+	// DefaultMaxPendingConnections bounds the connections that have not
+	// completed registration at any one time; further connections are
+	// refused (closed at once, with a log line).
+	DefaultMaxPendingConnections = 32
+	// DefaultMaxInFlightUpdates bounds the Runtime-service requests
+	// (UpdateContainers) one plugin has in flight: further requests are
+	// not read from its connection until one is answered.
+	DefaultMaxInFlightUpdates = 16
+	// DefaultMaxAnswerSize bounds the encoded size of one plugin's answer
+	// to an event; see [WithMaxAnswerSize].
+	DefaultMaxAnswerSize = 1 << 20
+	// MaxMessageSize is the largest ttrpc message NRI carries (ttrpc's
+	// own limit, which upstream NRI keeps): no request to a plugin and
+	// no answer from one can be larger.
+	MaxMessageSize = 4 << 20
 	// DefaultValidatorName and DefaultValidatorIndex identify the builtin
 	// validator installed by [WithDefaultValidator] (the same identity
 	// as upstream's).
@@ -90,6 +109,11 @@ type config struct {
 	requestTimeout      time.Duration
 	syncTimeout         time.Duration
 	maxPluginTimeout    time.Duration // 0 until defaulted to requestTimeout
+	syncBudget          time.Duration
+	syncWait            time.Duration // 0 until defaulted to requestTimeout
+	maxPendingConns     int
+	maxInFlight         int
+	maxAnswerSize       int
 	terminationGrace    time.Duration
 	builtins            []builtinSpec
 	logger              *slog.Logger
@@ -112,6 +136,10 @@ func defaultConfig() config {
 		registrationTimeout: api.DefaultRegistrationTimeout,
 		requestTimeout:      api.DefaultRequestTimeout,
 		syncTimeout:         DefaultSynchronizeTimeout,
+		syncBudget:          DefaultSynchronizeBudget,
+		maxPendingConns:     DefaultMaxPendingConnections,
+		maxInFlight:         DefaultMaxInFlightUpdates,
+		maxAnswerSize:       DefaultMaxAnswerSize,
 		terminationGrace:    DefaultTerminationGrace,
 		logger:              slog.New(slog.DiscardHandler),
 		supported:           api.AllEvents,
@@ -192,6 +220,82 @@ func WithSynchronizeTimeout(d time.Duration) Option {
 			return err
 		}
 		c.syncTimeout = d
+		return nil
+	}
+}
+
+// WithSynchronizeBudget bounds a plugin's whole Synchronize, every part
+// and the wait for each answer together (default
+// [DefaultSynchronizeBudget]). A plugin that has not synchronized within
+// it is disconnected.
+func WithSynchronizeBudget(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("synchronize budget", d); err != nil {
+			return err
+		}
+		c.syncBudget = d
+		return nil
+	}
+}
+
+// WithSynchronizeWait sets how long a mutating event (RunPodSandbox,
+// CreateContainer, ...) or a validation waits for a plugin that is still
+// synchronizing (default: the request timeout). After that the event
+// proceeds without the plugin, as for a plugin that timed out: unless the
+// plugin's failure policy is fail_request, or it is required and the
+// event is CreateContainer, which then fail. The plugin still gets the
+// event once it has synchronized, so it sees every object, but its
+// answer is ignored (logged); validations are not delivered late.
+func WithSynchronizeWait(d time.Duration) Option {
+	return func(c *config) error {
+		if err := positive("synchronize wait", d); err != nil {
+			return err
+		}
+		c.syncWait = d
+		return nil
+	}
+}
+
+// WithMaxPendingConnections bounds the plugin connections that have not
+// completed registration (default [DefaultMaxPendingConnections]); a
+// connection beyond it is closed at once and logged. Registered plugins
+// do not count.
+func WithMaxPendingConnections(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("adaptation: maximum pending connections must be positive, got %d", n)
+		}
+		c.maxPendingConns = n
+		return nil
+	}
+}
+
+// WithMaxInFlightUpdates bounds the Runtime-service requests
+// (UpdateContainers) one plugin may have in flight (default
+// [DefaultMaxInFlightUpdates]). Further requests are not read from the
+// plugin's connection until one is answered, so a plugin that floods the
+// runtime holds at most this many calls and a bounded number of bytes.
+func WithMaxInFlightUpdates(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("adaptation: maximum in-flight updates must be positive, got %d", n)
+		}
+		c.maxInFlight = n
+		return nil
+	}
+}
+
+// WithMaxAnswerSize bounds the encoded size of one plugin's answer to a
+// mutating event (default [DefaultMaxAnswerSize], at most
+// [MaxMessageSize]). A larger answer is a failure of that plugin
+// ([FailureOversize]), handled by its failure policy: by default the
+// request proceeds without its answer.
+func WithMaxAnswerSize(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > MaxMessageSize {
+			return fmt.Errorf("adaptation: maximum answer size must be between 1 and %d, got %d", MaxMessageSize, n)
+		}
+		c.maxAnswerSize = n
 		return nil
 	}
 }

@@ -25,6 +25,10 @@ type endpoint interface {
 	// launched plugin it also terminates and reaps the process. It is
 	// idempotent and safe for concurrent use.
 	Close() error
+	// setWriteTimeout bounds every write to the plugin from now on: a
+	// plugin that does not take in a message within d is disconnected
+	// (nothing to bound for builtin plugins).
+	setWriteTimeout(d time.Duration)
 }
 
 // failurePolicy is a plugin's effective FailurePolicy.
@@ -62,6 +66,12 @@ type plugin struct {
 	legacy [api.Event_LAST]atomic.Bool
 	// updates serialises the plugin's unsolicited UpdateContainers.
 	updates sync.Mutex
+	// pm guards the plugin's metric series (metrics.go).
+	pm pluginMetrics
+	// unadmitted is closed when the plugin leaves a.admitting (see
+	// admit); unadmitOnce closes it.
+	unadmitted  chan struct{}
+	unadmitOnce sync.Once
 
 	q     *queue
 	catch *catchUp // owned by the worker
@@ -78,13 +88,14 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 	ov := a.cfg.overrides[full]
 	return &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
-		required: ov.Required,
-		timeout:  a.cfg.requestTimeout,
-		track:    newTracker(nil),
-		scope:    "all",
-		q:        newQueue(),
-		closed:   make(chan struct{}),
-		state:    StateRegistering,
+		required:   ov.Required,
+		timeout:    a.cfg.requestTimeout,
+		track:      newTracker(nil),
+		scope:      "all",
+		q:          newQueue(),
+		closed:     make(chan struct{}),
+		unadmitted: make(chan struct{}),
+		state:      StateRegistering,
 	}
 }
 
@@ -121,8 +132,10 @@ func (p *plugin) run() {
 	})
 }
 
-// worker runs the plugin's queue until it is closed and drained.
+// worker runs the plugin's queue until it is closed and drained; then
+// the plugin calls no more, and its metrics go.
 func (p *plugin) worker() {
+	defer p.a.dropMetrics(p)
 	for {
 		s := p.q.next()
 		if s == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,9 +47,29 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		}
 		return ErrStopped
 	}
+	if kind == KindExternal && a.unregistered >= a.cfg.maxPendingConns {
+		a.mu.Unlock()
+		conn.Close()
+		a.log.Warn("refusing plugin connection: too many connections have not registered yet",
+			"limit", a.cfg.maxPendingConns)
+		return fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)", a.cfg.maxPendingConns)
+	}
 	a.wg.Add(1)
+	if kind == KindExternal {
+		a.unregistered++
+	}
 	a.mu.Unlock()
 	defer a.wg.Done()
+	registering := kind == KindExternal
+	doneRegistering := func() {
+		if registering {
+			registering = false
+			a.mu.Lock()
+			a.unregistered--
+			a.mu.Unlock()
+		}
+	}
+	defer doneRegistering()
 
 	pid := 0
 	if proc != nil {
@@ -61,7 +82,8 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	if proc != nil {
 		onClose = proc.terminate
 	}
-	ep, err := newConnEndpoint(a.ctx, conn, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
+	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight}
+	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
 	if err != nil {
 		if proc != nil {
 			proc.terminate()
@@ -70,7 +92,9 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		return err
 	}
-	if err := s.await(ctx); err != nil {
+	err = s.await(ctx)
+	doneRegistering()
+	if err != nil {
 		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
 		if s.answered() {
@@ -86,6 +110,18 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	ep.waitFlushed(answerGrace)
 	s.p.run()
 	return a.activate(ctx, s.p)
+}
+
+// clipLength is how much of a string a peer chose clip keeps.
+const clipLength = 64
+
+// clip shortens a string a peer chose (a name before it is checked, a
+// version) for logs and errors, saying how long it was.
+func clip(s string) string {
+	if len(s) <= clipLength {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:clipLength], ""), len(s))
 }
 
 // session is the Runtime service of one connection.
@@ -157,13 +193,15 @@ func (s *session) RegisterPlugin(_ context.Context, req *api.RegisterPluginReque
 
 func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *RegistrationError) {
 	idx, name := req.GetPluginIdx(), req.GetPluginName()
-	full := api.FullPluginName(idx, name)
+	// Until both are checked, the name is the peer's to choose: clip it.
+	full := clip(api.FullPluginName(idx, name))
 	if err := api.CheckPluginName(name); err != nil {
 		return nil, registrationError(full, codes.InvalidArgument, err, "plugin registered with an invalid name: %v", err)
 	}
 	if err := api.CheckPluginIndex(idx); err != nil {
 		return nil, registrationError(full, codes.InvalidArgument, err, "plugin %q registered with an invalid index: %v", name, err)
 	}
+	full = api.FullPluginName(idx, name)
 	config := ""
 	if l := s.launch; l != nil {
 		if idx != l.idx || name != l.name {
@@ -173,7 +211,7 @@ func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *Registrati
 		config = l.config
 	}
 	s.a.log.Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
-		"nri_version", req.GetNRIVersion())
+		"nri_version", clip(req.GetNRIVersion()))
 	return s.a.register(s.ep, s.kind, idx, name, s.pid, config)
 }
 
@@ -251,7 +289,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	start := time.Now()
 	rsp, err := p.ep.Configure(ctx, req)
 	kind := a.classifyErr(p, ctx, err)
-	a.metrics.observe(p.full, "Configure", time.Since(start), kind)
+	p.observe("Configure", time.Since(start), kind)
 	if err != nil {
 		switch {
 		case a.ctx.Err() != nil:
@@ -295,6 +333,9 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		a.log.Warn("plugin asked for a request timeout above the maximum", "plugin", p.full,
 			"asked", asked, "granted", timeout)
 	}
+	// From now on a write the plugin does not take in within its
+	// request timeout disconnects it.
+	p.ep.setWriteTimeout(timeout)
 	// Plugins() reads these of registering plugins under a.mu.
 	a.mu.Lock()
 	p.events = events

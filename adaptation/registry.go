@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/grpc/codes"
@@ -109,18 +110,41 @@ func (a *Adaptation) missingRequiredLocked(s subject) error {
 }
 
 // admit reserves p's name while it is configured. A second registration
-// under the name of a plugin that is itself registering, or of a builtin
-// or pre-installed plugin, is refused; an external plugin may replace an
-// external plugin of the same name (handover, see activate).
+// under the name of a builtin or pre-installed plugin is refused; an
+// external plugin may replace an external plugin of the same name
+// (handover, see activate). An external plugin registering under the name
+// of another external one that is still between RegisterPlugin and
+// activation (a plugin reconnecting at once, before the runtime has
+// finished with its previous connection) waits for that one to be
+// activated or dropped, at most the registration timeout; other
+// registrations under the name of a registering plugin are refused.
 func (a *Adaptation) admit(p *plugin) *RegistrationError {
-	a.mu.Lock()
+	t := time.NewTimer(a.cfg.registrationTimeout)
+	defer t.Stop()
+	for {
+		a.mu.Lock()
+		if a.stopped {
+			a.mu.Unlock()
+			return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
+		}
+		busy := a.admitting[p.full]
+		if busy == nil {
+			break
+		}
+		a.mu.Unlock()
+		if busy.kind != KindExternal || p.kind != KindExternal {
+			return registrationError(p.full, codes.AlreadyExists, nil, "plugin %q is already registering", p.full)
+		}
+		select {
+		case <-busy.unadmitted:
+		case <-t.C:
+			return registrationError(p.full, codes.AlreadyExists, nil,
+				"plugin %q is already registering on another connection", p.full)
+		case <-a.ctx.Done():
+			return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
+		}
+	}
 	defer a.mu.Unlock()
-	if a.stopped {
-		return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
-	}
-	if _, busy := a.admitting[p.full]; busy {
-		return registrationError(p.full, codes.AlreadyExists, nil, "plugin %q is already registering", p.full)
-	}
 	if old := a.findLocked(p.full); old != nil && (old.kind != KindExternal || p.kind != KindExternal) {
 		return registrationError(p.full, codes.AlreadyExists, nil,
 			"plugin %q is already registered (%s); only external plugins can be replaced", p.full, old.kind)
@@ -129,13 +153,21 @@ func (a *Adaptation) admit(p *plugin) *RegistrationError {
 	return nil
 }
 
-// unadmit drops a plugin whose registration failed.
-func (a *Adaptation) unadmit(p *plugin) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// leaveAdmittingLocked takes p out of a.admitting, if it is there, and
+// wakes the registrations waiting for its name. The caller holds a.mu.
+func (a *Adaptation) leaveAdmittingLocked(p *plugin) {
 	if a.admitting[p.full] == p {
 		delete(a.admitting, p.full)
 	}
+	p.unadmitOnce.Do(func() { close(p.unadmitted) })
+}
+
+// unadmit drops a plugin whose registration failed, and its metrics.
+func (a *Adaptation) unadmit(p *plugin) {
+	a.mu.Lock()
+	a.leaveAdmittingLocked(p)
+	a.mu.Unlock()
+	a.dropMetrics(p)
 }
 
 func (a *Adaptation) findLocked(full string) *plugin {
@@ -152,9 +184,7 @@ func (a *Adaptation) forget(p *plugin) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p.state = StateClosed
-	if a.admitting[p.full] == p {
-		delete(a.admitting, p.full)
-	}
+	a.leaveAdmittingLocked(p)
 	if i := slices.Index(a.plugins, p); i >= 0 {
 		a.plugins = slices.Delete(a.plugins, i, i+1)
 	}
@@ -177,9 +207,7 @@ func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
 		a.mu.Unlock()
 		return errPluginGone
 	}
-	if a.admitting[p.full] == p {
-		delete(a.admitting, p.full)
-	}
+	a.leaveAdmittingLocked(p)
 	lctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
 	pods, ctrs, err := a.list(lctx)
 	cancel()
@@ -209,7 +237,7 @@ func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
 		}
 		err := a.synchronize(p, pods, ctrs)
 		if err != nil {
-			p.disconnect("synchronization failed")
+			p.disconnect("synchronization failed: " + err.Error())
 		} else {
 			a.mu.Lock()
 			if p.state == StateSynchronizing {

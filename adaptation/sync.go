@@ -53,7 +53,8 @@ func fieldSize(n int) int { return 1 + protowire.SizeVarint(uint64(n)) + n }
 var errSplitSync = errors.New("plugin does not handle split Synchronize requests (an intermediate answer must echo more=true and carry no updates)")
 
 // synchronize sends the snapshot to p (the pods and containers in its
-// scope), part by part, each under the synchronize timeout, records the
+// scope), part by part, each under the synchronize timeout and all of
+// them under the synchronize budget, records the
 // opt-out of its last answer, applies the updates it asks for there (of
 // containers in its scope), and sets up the filter for the events queued
 // meanwhile. It runs on p's worker.
@@ -61,6 +62,9 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 	// See syncwire.go: parts are encoded ahead for connected plugins.
 	parts := newSyncParts(p.kind == KindBuiltin, pods, ctrs, MaxSyncMessageSize)
 	defer parts.stop()
+	// The whole Synchronize has a budget, each part its own timeout.
+	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.syncBudget)
+	defer cancelBudget()
 	var last *api.SynchronizeResponse
 	for i := 0; ; i++ {
 		req, ok, err := parts.next()
@@ -70,17 +74,21 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		if !ok {
 			break
 		}
-		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.syncTimeout)
+		ctx, cancel := context.WithTimeout(bctx, a.cfg.syncTimeout)
 		start := time.Now()
 		rsp, err := p.ep.Synchronize(ctx, req)
 		cancel()
 		kind := a.classifyErr(p, ctx, err)
-		a.metrics.observe(p.full, "Synchronize", time.Since(start), kind)
+		p.observe("Synchronize", time.Since(start), kind)
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return ErrStopped
 			}
-			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: a.cfg.syncTimeout, Err: err}
+			timeout := a.cfg.syncTimeout
+			if bctx.Err() != nil {
+				timeout = a.cfg.syncBudget // the whole, not the part
+			}
+			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: timeout, Err: err}
 			return fmt.Errorf("part %d: %w", i+1, perr)
 		}
 		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {

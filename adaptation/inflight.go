@@ -1,0 +1,176 @@
+package adaptation
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+)
+
+// The Runtime service's ttrpc server reads a plugin's requests as fast as
+// they arrive and runs each in a goroutine of its own, with no limit. So
+// that a plugin that floods the runtime with UpdateContainers cannot make
+// it hold an unbounded number of calls (goroutines, and the requests'
+// bytes), the logical connection the server reads from is gated: a new
+// message is only read while fewer than the limit of requests are
+// unanswered ([WithMaxInFlightUpdates]). Requests then wait in the
+// connection's bounded read queue (mux.WithReadQueueBytes) and, once it
+// is full, in the plugin's socket: the plugin's own writes block, which
+// its write timeout bounds.
+
+// ttrpc's message header: length (4 bytes), stream ID (4), type (1),
+// flags (1), then length bytes of payload.
+const (
+	ttrpcHeaderSize   = 10
+	ttrpcTypeRequest  = 1
+	ttrpcTypeResponse = 2
+	ttrpcTypeData     = 3
+)
+
+// msgScanner follows the message boundaries of a ttrpc byte stream fed to
+// it in pieces.
+type msgScanner struct {
+	hdr  [ttrpcHeaderSize]byte
+	have int // header bytes seen of the current message
+	left int // payload bytes left of the current message, once the header is complete
+}
+
+// atBoundary reports whether the next byte starts a message.
+func (s *msgScanner) atBoundary() bool { return s.have == 0 && s.left == 0 }
+
+// limit returns how many of n bytes can be taken without crossing the end
+// of the current header or payload.
+func (s *msgScanner) limit(n int) int {
+	if s.have < ttrpcHeaderSize {
+		return min(n, ttrpcHeaderSize-s.have)
+	}
+	return min(n, s.left)
+}
+
+// feed takes in p and calls onHeader with the type of every message
+// header completed in it.
+func (s *msgScanner) feed(p []byte, onHeader func(typ byte)) {
+	for len(p) > 0 {
+		if s.have < ttrpcHeaderSize {
+			n := copy(s.hdr[s.have:], p)
+			s.have += n
+			p = p[n:]
+			if s.have == ttrpcHeaderSize {
+				s.left = int(binary.BigEndian.Uint32(s.hdr[0:4]))
+				onHeader(s.hdr[8])
+				if s.left == 0 {
+					s.have = 0
+				}
+			}
+			continue
+		}
+		n := min(len(p), s.left)
+		s.left -= n
+		p = p[n:]
+		if s.left == 0 {
+			s.have = 0
+		}
+	}
+}
+
+// inflightGate counts a plugin's Runtime-service requests that are not
+// answered yet and holds the reading of further ones at the limit.
+type inflightGate struct {
+	max int
+
+	mu     sync.Mutex
+	n      int
+	room   chan struct{} // signalled when n drops
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newInflightGate(max int) *inflightGate {
+	return &inflightGate{max: max, room: make(chan struct{}, 1), closed: make(chan struct{})}
+}
+
+// wait blocks while the limit of requests is unanswered; it reports false
+// once the gate is closed.
+func (g *inflightGate) wait(gone <-chan struct{}) bool {
+	for {
+		g.mu.Lock()
+		full := g.n >= g.max
+		g.mu.Unlock()
+		if !full {
+			return true
+		}
+		select {
+		case <-g.room:
+		case <-g.closed:
+			return false
+		case <-gone:
+			return false
+		}
+	}
+}
+
+// request counts a message that the server answers.
+func (g *inflightGate) request() {
+	g.mu.Lock()
+	g.n++
+	g.mu.Unlock()
+}
+
+// answered counts an answer.
+func (g *inflightGate) answered() {
+	g.mu.Lock()
+	if g.n > 0 {
+		g.n--
+	}
+	g.mu.Unlock()
+	select {
+	case g.room <- struct{}{}:
+	default:
+	}
+}
+
+func (g *inflightGate) close() { g.once.Do(func() { close(g.closed) }) }
+
+// gatedConn is the Runtime service's connection:
+// it hands ttrpc one header or payload at a time, and waits at each
+// message boundary while the gate is full.
+type gatedConn struct {
+	net.Conn
+	gate *inflightGate
+	gone <-chan struct{}
+	in   msgScanner // read by the server's receive goroutine only
+	out  msgScanner
+	mu   sync.Mutex // guards out
+}
+
+// Read implements net.Conn.
+func (c *gatedConn) Read(p []byte) (int, error) {
+	if c.in.atBoundary() && !c.gate.wait(c.gone) {
+		return 0, net.ErrClosed
+	}
+	n, err := c.Conn.Read(p[:c.in.limit(len(p))])
+	c.in.feed(p[:n], func(typ byte) {
+		if typ == ttrpcTypeRequest || typ == ttrpcTypeData {
+			c.gate.request()
+		}
+	})
+	return n, err
+}
+
+// Write implements net.Conn, counting the answers written.
+func (c *gatedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.mu.Lock()
+	c.out.feed(p[:n], func(typ byte) {
+		if typ == ttrpcTypeResponse {
+			c.gate.answered()
+		}
+	})
+	c.mu.Unlock()
+	return n, err
+}
+
+// Close implements net.Conn and releases a Read waiting at the gate.
+func (c *gatedConn) Close() error {
+	c.gate.close()
+	return c.Conn.Close()
+}
