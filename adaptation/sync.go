@@ -75,6 +75,11 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 			break
 		}
 		ctx, cancel := context.WithTimeout(bctx, a.cfg.syncTimeout)
+		// The part's deadline is the budget's when that comes first.
+		timeout := a.cfg.syncTimeout
+		if dl, _ := bctx.Deadline(); time.Until(dl) < timeout {
+			timeout = a.cfg.syncBudget
+		}
 		start := time.Now()
 		rsp, err := p.ep.Synchronize(ctx, req)
 		cancel()
@@ -83,10 +88,6 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return ErrStopped
-			}
-			timeout := a.cfg.syncTimeout
-			if bctx.Err() != nil {
-				timeout = a.cfg.syncBudget // the whole, not the part
 			}
 			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: timeout, Err: err}
 			return fmt.Errorf("part %d: %w", i+1, perr)

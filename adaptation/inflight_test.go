@@ -1,0 +1,124 @@
+package adaptation
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"testing"
+	"time"
+)
+
+// ttrpcMessage encodes one ttrpc message of type typ with payload p.
+func ttrpcMessage(stream uint32, typ byte, p []byte) []byte {
+	b := make([]byte, ttrpcHeaderSize, ttrpcHeaderSize+len(p))
+	binary.BigEndian.PutUint32(b[0:4], uint32(len(p)))
+	binary.BigEndian.PutUint32(b[4:8], stream)
+	b[8] = typ
+	return append(b, p...)
+}
+
+// TestMsgScanner feeds a stream of messages cut at random points and
+// checks that every header is seen once, with its type, and that limit
+// never lets a read cross a header or payload boundary.
+func TestMsgScanner(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var (
+		stream []byte
+		want   []byte
+		ends   = map[int]bool{0: true} // offsets where a header or payload ends
+		msgEnd = map[int]bool{0: true} // offsets where a message ends
+	)
+	for i := range 200 {
+		typ := byte(1 + r.IntN(3))
+		msg := ttrpcMessage(uint32(2*i+1), typ, bytes.Repeat([]byte{'x'}, r.IntN(300)))
+		ends[len(stream)+ttrpcHeaderSize] = true
+		stream = append(stream, msg...)
+		ends[len(stream)] = true
+		msgEnd[len(stream)] = true
+		want = append(want, typ)
+	}
+	var (
+		s   msgScanner
+		got []byte
+		off int
+	)
+	for off < len(stream) {
+		n := s.limit(1 + r.IntN(64))
+		n = min(n, len(stream)-off)
+		if n == 0 {
+			t.Fatalf("limit 0 at offset %d", off)
+		}
+		for k := off + 1; k < off+n; k++ {
+			if ends[k] {
+				t.Fatalf("a read of %d bytes at %d crosses the boundary at %d", n, off, k)
+			}
+		}
+		s.feed(stream[off:off+n], func(typ byte) { got = append(got, typ) })
+		off += n
+		if s.atBoundary() != msgEnd[off] {
+			t.Fatalf("atBoundary=%v at offset %d", s.atBoundary(), off)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("saw %d headers, want %d (types differ: %v)", len(got), len(want), !slices.Equal(got, want))
+	}
+}
+
+// TestInflightGate checks that the gated connection hands out no new
+// request while the limit is unanswered, and goes on once one is.
+func TestInflightGate(t *testing.T) {
+	plugin, runtime := net.Pipe()
+	defer plugin.Close()
+	gc := &gatedConn{Conn: runtime, gate: newInflightGate(2), gone: make(chan struct{})}
+	defer gc.Close()
+	go func() {
+		for i := range 3 {
+			if _, err := plugin.Write(ttrpcMessage(uint32(2*i+1), ttrpcTypeRequest, []byte("req"))); err != nil {
+				return
+			}
+		}
+	}()
+	go io.Copy(io.Discard, plugin) // the plugin reads the answers
+
+	read := func() []byte {
+		t.Helper()
+		msg := make([]byte, ttrpcHeaderSize+3)
+		if _, err := io.ReadFull(gc, msg); err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	read()
+	read()
+	third := make(chan []byte, 1)
+	go func() {
+		msg := make([]byte, ttrpcHeaderSize+3)
+		if _, err := io.ReadFull(gc, msg); err == nil {
+			third <- msg
+		}
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third request was read with two unanswered")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// One answer, written in two pieces, lets the third in.
+	ans := ttrpcMessage(1, ttrpcTypeResponse, []byte("ok"))
+	if _, err := gc.Write(ans[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Write(ans[4:]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-third:
+		if binary.BigEndian.Uint32(msg[4:8]) != 5 {
+			t.Fatalf("third message has stream %d", binary.BigEndian.Uint32(msg[4:8]))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third request was not read after an answer")
+	}
+}
