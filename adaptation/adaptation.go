@@ -57,7 +57,7 @@ type Adaptation struct {
 	// unregistered counts the external connections that have not
 	// completed registration (see WithMaxPendingConnections).
 	unregistered int
-	listener  net.Listener
+	listener     net.Listener
 	// lastScopes are the effective scopes required plugins last
 	// registered with, by full name (see missingRequiredLocked).
 	lastScopes map[string]*filter.Filter

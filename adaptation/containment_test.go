@@ -231,7 +231,9 @@ func (p *bigAnswer) Synchronize(_ context.Context, req *api.SynchronizeRequest) 
 	return &api.SynchronizeResponse{More: req.More}, nil
 }
 
-func (p *bigAnswer) Shutdown(context.Context, *api.Empty) (*api.Empty, error) { return &api.Empty{}, nil }
+func (p *bigAnswer) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
+	return &api.Empty{}, nil
+}
 
 func (p *bigAnswer) CreateContainer(context.Context, *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
 	adj := &api.ContainerAdjustment{}
