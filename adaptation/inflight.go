@@ -12,7 +12,8 @@ import (
 // it hold an unbounded number of calls (goroutines, and the requests'
 // bytes), the logical connection the server reads from is gated: a new
 // message is only read while fewer than the limit of requests are
-// unanswered ([WithMaxInFlightUpdates]). Requests then wait in the
+// unanswered ([WithMaxInFlightUpdates]) and they hold fewer than
+// [MaxMessageSize] bytes together. Requests then wait in the
 // connection's bounded read queue (mux.WithReadQueueBytes) and, once it
 // is full, in the plugin's socket: the plugin's own writes block, which
 // its write timeout bounds.
@@ -46,9 +47,9 @@ func (s *msgScanner) limit(n int) int {
 	return min(n, s.left)
 }
 
-// feed takes in p and calls onHeader with the type of every message
-// header completed in it.
-func (s *msgScanner) feed(p []byte, onHeader func(typ byte)) {
+// feed takes in p and calls onHeader with the type, stream ID and data
+// length of every message header completed in it.
+func (s *msgScanner) feed(p []byte, onHeader func(typ byte, stream uint32, size int)) {
 	for len(p) > 0 {
 		if s.have < ttrpcHeaderSize {
 			n := copy(s.hdr[s.have:], p)
@@ -56,7 +57,7 @@ func (s *msgScanner) feed(p []byte, onHeader func(typ byte)) {
 			p = p[n:]
 			if s.have == ttrpcHeaderSize {
 				s.left = int(binary.BigEndian.Uint32(s.hdr[0:4]))
-				onHeader(s.hdr[8])
+				onHeader(s.hdr[8], binary.BigEndian.Uint32(s.hdr[4:8]), s.left)
 				if s.left == 0 {
 					s.have = 0
 				}
@@ -73,19 +74,23 @@ func (s *msgScanner) feed(p []byte, onHeader func(typ byte)) {
 }
 
 // inflightGate counts a plugin's Runtime-service requests that are not
-// answered yet and holds the reading of further ones at the limit.
+// answered yet, and their bytes, and holds the reading of further ones at
+// the limit.
 type inflightGate struct {
-	max int
+	max, maxBytes int
 
 	mu     sync.Mutex
 	n      int
-	room   chan struct{} // signalled when n drops
+	bytes  int
+	sizes  map[uint32]int // unanswered bytes by stream ID
+	room   chan struct{}  // signalled when n drops
 	closed chan struct{}
 	once   sync.Once
 }
 
 func newInflightGate(max int) *inflightGate {
-	return &inflightGate{max: max, room: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &inflightGate{max: max, maxBytes: MaxMessageSize, sizes: map[uint32]int{},
+		room: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 // wait blocks while the limit of requests is unanswered; it reports false
@@ -93,7 +98,7 @@ func newInflightGate(max int) *inflightGate {
 func (g *inflightGate) wait(gone <-chan struct{}) bool {
 	for {
 		g.mu.Lock()
-		full := g.n >= g.max
+		full := g.n >= g.max || (g.n > 0 && g.bytes >= g.maxBytes)
 		g.mu.Unlock()
 		if !full {
 			return true
@@ -108,19 +113,24 @@ func (g *inflightGate) wait(gone <-chan struct{}) bool {
 	}
 }
 
-// request counts a message that the server answers.
-func (g *inflightGate) request() {
+// request counts a message of size bytes on stream that the server
+// answers.
+func (g *inflightGate) request(stream uint32, size int) {
 	g.mu.Lock()
 	g.n++
+	g.bytes += size
+	g.sizes[stream] += size
 	g.mu.Unlock()
 }
 
-// answered counts an answer.
-func (g *inflightGate) answered() {
+// answered counts an answer on stream.
+func (g *inflightGate) answered(stream uint32) {
 	g.mu.Lock()
 	if g.n > 0 {
 		g.n--
 	}
+	g.bytes -= g.sizes[stream]
+	delete(g.sizes, stream)
 	g.mu.Unlock()
 	select {
 	case g.room <- struct{}{}:
@@ -148,9 +158,9 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	n, err := c.Conn.Read(p[:c.in.limit(len(p))])
-	c.in.feed(p[:n], func(typ byte) {
+	c.in.feed(p[:n], func(typ byte, stream uint32, size int) {
 		if typ == ttrpcTypeRequest || typ == ttrpcTypeData {
-			c.gate.request()
+			c.gate.request(stream, size)
 		}
 	})
 	return n, err
@@ -160,9 +170,9 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 func (c *gatedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
-	c.out.feed(p[:n], func(typ byte) {
+	c.out.feed(p[:n], func(typ byte, stream uint32, _ int) {
 		if typ == ttrpcTypeResponse {
-			c.gate.answered()
+			c.gate.answered(stream)
 		}
 	})
 	c.mu.Unlock()

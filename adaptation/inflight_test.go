@@ -56,7 +56,7 @@ func TestMsgScanner(t *testing.T) {
 				t.Fatalf("a read of %d bytes at %d crosses the boundary at %d", n, off, k)
 			}
 		}
-		s.feed(stream[off:off+n], func(typ byte) { got = append(got, typ) })
+		s.feed(stream[off:off+n], func(typ byte, _ uint32, _ int) { got = append(got, typ) })
 		off += n
 		if s.atBoundary() != msgEnd[off] {
 			t.Fatalf("atBoundary=%v at offset %d", s.atBoundary(), off)
@@ -68,11 +68,19 @@ func TestMsgScanner(t *testing.T) {
 }
 
 // TestInflightGate checks that the gated connection hands out no new
-// request while the limit is unanswered, and goes on once one is.
+// request while the limit is unanswered, in number or in bytes, and goes
+// on once one is answered.
 func TestInflightGate(t *testing.T) {
+	t.Run("count", func(t *testing.T) { testInflightGate(t, 2, MaxMessageSize) })
+	t.Run("bytes", func(t *testing.T) { testInflightGate(t, 100, 2*3) })
+}
+
+func testInflightGate(t *testing.T, max, maxBytes int) {
 	plugin, runtime := net.Pipe()
 	defer plugin.Close()
-	gc := &gatedConn{Conn: runtime, gate: newInflightGate(2), gone: make(chan struct{})}
+	gate := newInflightGate(max)
+	gate.maxBytes = maxBytes
+	gc := &gatedConn{Conn: runtime, gate: gate, gone: make(chan struct{})}
 	defer gc.Close()
 	go func() {
 		for i := range 3 {

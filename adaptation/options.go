@@ -272,9 +272,10 @@ func WithMaxPendingConnections(n int) Option {
 
 // WithMaxInFlightUpdates bounds the Runtime-service requests
 // (UpdateContainers) one plugin may have in flight (default
-// [DefaultMaxInFlightUpdates]). Further requests are not read from the
-// plugin's connection until one is answered, so a plugin that floods the
-// runtime holds at most this many calls and a bounded number of bytes.
+// [DefaultMaxInFlightUpdates]); their bytes together are bounded by
+// [MaxMessageSize]. Further requests are not read from the plugin's
+// connection until one is answered, so a plugin that floods the runtime
+// holds at most this many calls and a bounded number of bytes.
 func WithMaxInFlightUpdates(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
