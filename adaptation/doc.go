@@ -65,7 +65,7 @@
 // and delivered after its Synchronize, except RunPodSandbox and
 // CreateContainer for objects in its snapshot and RemovePodSandbox and
 // RemoveContainer for objects it never saw. Mutating events wait for a
-// synchronizing plugin; notifications do not. For every pod and container
+// synchronizing plugin (bounded, see below); notifications do not. For every pod and container
 // to be seen exactly once, ListFunc must return exactly the objects whose
 // creation event (RunPodSandbox, CreateContainer) the runtime has called,
 // even if that call is still in progress, and whose removal event
@@ -75,6 +75,13 @@
 // calling the removal event for an object whose creation failed). ListFunc
 // runs while event calls wait to start: it must not call the Adaptation,
 // nor wait for a lock the runtime holds while calling it.
+//
+// A mutating event waits for a synchronizing plugin at most the
+// synchronize wait ([WithSynchronizeWait], default the request timeout);
+// then it proceeds without the plugin ([FailureSynchronizing], handled by
+// the plugin's failure policy like a timeout, except that the plugin
+// stays connected), and the plugin still gets the event once
+// synchronized, its answer unused.
 //
 // # Failures
 //
@@ -119,10 +126,49 @@
 // filtered and opted out. docs/scope.md has the full semantics. Plugins
 // that declare no scope see everything, as with upstream's runtime.
 //
+// # Limits and failure handling
+//
+// Every wait on a plugin is bounded, so that a frozen, slow or hostile
+// plugin affects only itself and the requests it takes part in:
+//
+//   - Writes: every message to a plugin must be taken in by it within its
+//     request timeout (the registration timeout until it is configured):
+//     the connection's multiplexer has that write timeout
+//     (mux.WithWriteTimeout), and a write it cuts short closes the
+//     connection, whatever the failure policy, because a partly sent
+//     message cannot be withdrawn. All calls pending or queued for the
+//     plugin then fail at once. So the request timeout covers sending
+//     the request as well as the answer, and Shutdown and [Adaptation.Stop]
+//     are bounded by it too.
+//   - Synchronize: each part within the synchronize timeout
+//     ([WithSynchronizeTimeout]), all parts within the synchronize budget
+//     ([WithSynchronizeBudget]); other plugins' events wait for a
+//     synchronizing plugin at most the synchronize wait (see above).
+//   - Answers: an answer to a mutating event larger than
+//     [WithMaxAnswerSize] is that plugin's failure ([FailureOversize],
+//     policy applies, answer unused); a CreateContainer whose merged
+//     result no longer fits one message ([MaxMessageSize]) fails naming
+//     the plugin whose answer made it so, never the next one.
+//   - Memory: only connection IDs 1 and 2 are accepted (another closes
+//     the connection); unread data is bounded per logical connection
+//     (mux.DefaultReadQueueBytes, or one frame); a plugin's unanswered
+//     UpdateContainers are bounded in number ([WithMaxInFlightUpdates])
+//     and bytes, further ones are not read until one is answered;
+//     connections that have not registered are bounded
+//     ([WithMaxPendingConnections]), further ones are closed at once and
+//     logged; plugin names are at most api.MaxPluginNameLength bytes.
+//   - An external plugin reconnecting while its previous connection is
+//     still registering waits for it (at most the registration timeout)
+//     instead of being refused.
+//
+// docs/protocol.md section 12 lists the same bounds for plugin authors.
+//
 // # Metrics
 //
 // With [WithMetrics], the Adaptation registers, per plugin and request,
 // the counters [MetricRequests], [MetricErrors], [MetricTimeouts],
 // [MetricFiltered] and [MetricOptedOut], the histogram
-// [MetricRequestSeconds], and the gauge [MetricPlugins].
+// [MetricRequestSeconds], and the gauge [MetricPlugins]. The series of a
+// plugin that is gone are deleted (unless another plugin of the same name
+// is registered), so plugins coming and going do not grow them.
 package adaptation
