@@ -55,21 +55,19 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		return fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)", a.cfg.maxPendingConns)
 	}
 	a.wg.Add(1)
+	// registered ends the connection's count as not registered yet.
+	registered := func() {}
 	if kind == KindExternal {
 		a.unregistered++
-	}
-	a.mu.Unlock()
-	defer a.wg.Done()
-	registering := kind == KindExternal
-	doneRegistering := func() {
-		if registering {
-			registering = false
+		registered = sync.OnceFunc(func() {
 			a.mu.Lock()
 			a.unregistered--
 			a.mu.Unlock()
-		}
+		})
 	}
-	defer doneRegistering()
+	a.mu.Unlock()
+	defer a.wg.Done()
+	defer registered()
 
 	pid := 0
 	if proc != nil {
@@ -93,7 +91,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		return err
 	}
 	err = s.await(ctx)
-	doneRegistering()
+	registered()
 	if err != nil {
 		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
