@@ -52,7 +52,11 @@ func referenceParse(stream []byte) (conn1, conn2 []byte, outcome fuzzOutcome) {
 		case id == 2:
 			conn2 = append(conn2, payload...)
 		default:
-			if pending[id] == fuzzQueueLen {
+			// Frames for IDs that are never opened: at most fuzzQueueLen
+			// per ID and MaxPendingConns IDs. (The byte bound,
+			// DefaultMaxPendingBytes, is far above
+			// MaxPendingConns*fuzzQueueLen*fuzzMaxPayload.)
+			if pending[id] == fuzzQueueLen || pending[id] == 0 && len(pending) == MaxPendingConns {
 				return conn1, conn2, outcomeOverflow
 			}
 			pending[id]++
@@ -61,11 +65,20 @@ func referenceParse(stream []byte) (conn1, conn2 []byte, outcome fuzzOutcome) {
 }
 
 func FuzzFrameReader(f *testing.F) {
+	if MaxPendingConns*fuzzQueueLen*fuzzMaxPayload > DefaultMaxPendingBytes {
+		f.Fatal("referenceParse does not model the pending byte bound")
+	}
 	f.Add([]byte{})
 	f.Add(append(frame(1, []byte("hello")), frame(2, []byte("world"))...))
 	f.Add(append(header(1, 0), frame(1, []byte("x"))...))
 	f.Add(append(frame(1, []byte("ok")), header(2, 1<<31)...))
 	f.Add(append(frame(3, []byte("a")), header(2, 10)...))
+	// Frames for one ID more than MaxPendingConns never opened.
+	var many []byte
+	for id := ConnID(3); id < 3+MaxPendingConns+1; id++ {
+		many = append(many, frame(id, []byte("p"))...)
+	}
+	f.Add(many)
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gate := make(chan struct{})

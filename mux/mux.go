@@ -533,19 +533,20 @@ func (m *Mux) write(c *conn, p []byte) (int, error) {
 			return 0, err
 		}
 		n := min(len(p), m.cfg.maxPayload)
-		err := m.writeFrame(c.id, p[:n], dl)
-		<-m.tlock
-		if err != nil {
+		if err := m.writeFrame(c.id, p[:n], dl); err != nil {
 			// A partially written frame leaves the stream unframeable,
 			// and trunk write errors are not recoverable anyway: fail
-			// the whole mux.
+			// the whole mux, before letting go of the trunk, so that no
+			// other frame follows the cut one.
 			ferr := fmt.Errorf("mux: conn %d: writing frame to trunk: %w", c.id, err)
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				ferr = fmt.Errorf("mux: conn %d: peer did not take a frame before the write deadline: %w", c.id, err)
 			}
 			m.fail(ferr)
+			<-m.tlock
 			return written, c.opError("write", ferr)
 		}
+		<-m.tlock
 		written += n
 		p = p[n:]
 	}
