@@ -22,8 +22,8 @@ func newBuiltinEndpoint(svc api.PluginService) *builtinEndpoint {
 // Done is closed by Close.
 func (b *builtinEndpoint) Done() <-chan struct{} { return b.done }
 
-// setWriteTimeout does nothing: a builtin plugin is called in-process.
-func (b *builtinEndpoint) setWriteTimeout(time.Duration) {}
+// configured does nothing: a builtin plugin is called in-process.
+func (b *builtinEndpoint) configured(time.Duration) {}
 
 // Close marks the plugin gone.
 func (b *builtinEndpoint) Close() error {

@@ -28,6 +28,11 @@ type connEndpoint struct {
 	// gate holds off reading the plugin's requests while too many are
 	// unanswered (inflight.go).
 	gate *inflightGate
+	// msgLimit is the largest ttrpc message accepted from the plugin now
+	// (see setMessageLimit); violation is why the connection was closed
+	// for exceeding it.
+	msgLimit  atomic.Int64
+	violation atomic.Pointer[error]
 
 	// flushed is closed after the first write of a response once armed:
 	// the moment the RegisterPlugin answer has left.
@@ -51,6 +56,12 @@ type connLimits struct {
 	maxInFlight int
 }
 
+// preConfigureLimit bounds frames and ttrpc messages from a plugin until
+// it is configured: it sends only RegisterPlugin and its answer to
+// Configure by then, a few hundred bytes, and a connection that has not
+// registered should not make the runtime allocate much.
+const preConfigureLimit = 64 << 10
+
 // newConnEndpoint sets up the NRI connection layout on conn and serves the
 // Runtime service returned by rt on it; onClose (may be nil) runs last in
 // Close. The endpoint owns conn.
@@ -62,7 +73,8 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose,
 		gate: newInflightGate(lim.maxInFlight)}
-	e.client = ttrpc.NewClient(pc)
+	e.setMessageLimit(preConfigureLimit)
+	e.client = ttrpc.NewClient(e.follow(pc, nil))
 	e.PluginService = api.NewPluginClient(e.client)
 	api.RegisterRuntimeService(srv, &gatedRuntime{rt: rt(e), gate: &e.handlers})
 	e.serving.Add(1)
@@ -76,8 +88,39 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 // Done is closed when the connection is gone.
 func (e *connEndpoint) Done() <-chan struct{} { return e.mux.Done() }
 
-// setWriteTimeout bounds the writes to the plugin from now on.
-func (e *connEndpoint) setWriteTimeout(d time.Duration) { e.mux.SetWriteTimeout(d) }
+// configured bounds the writes to the plugin by its request timeout and
+// lifts the limit on message sizes of a plugin that has not registered.
+func (e *connEndpoint) configured(requestTimeout time.Duration) {
+	e.mux.SetWriteTimeout(requestTimeout)
+	e.setMessageLimit(MaxMessageSize)
+}
+
+// setMessageLimit bounds the frames and ttrpc messages accepted from the
+// plugin from now on ([MaxMessageSize] lifts the bound).
+func (e *connEndpoint) setMessageLimit(n int) {
+	e.msgLimit.Store(int64(n))
+	e.mux.SetReadLimit(n + ttrpcHeaderSize)
+}
+
+// follow returns c, a logical connection of the endpoint, with its
+// messages followed (see msgConn), gated by gate if not nil.
+func (e *connEndpoint) follow(c net.Conn, gate *inflightGate) *msgConn {
+	return &msgConn{Conn: c, limit: &e.msgLimit, violate: e.violate, gone: e.mux.Done(), gate: gate}
+}
+
+// violate closes the connection because the plugin broke a limit.
+func (e *connEndpoint) violate(err error) {
+	e.violation.CompareAndSwap(nil, &err)
+	e.mux.Close()
+}
+
+// cause says why the connection is gone.
+func (e *connEndpoint) cause() error {
+	if v := e.violation.Load(); v != nil {
+		return *v
+	}
+	return e.mux.Err()
+}
 
 // Close tears the connection down, waits for the Runtime service calls
 // in progress, then runs onClose.
@@ -131,8 +174,7 @@ func (l *flushListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	gated := &gatedConn{Conn: c, gate: l.e.gate, gone: l.e.mux.Done()}
-	return &flushConn{Conn: gated, e: l.e}, nil
+	return &flushConn{Conn: l.e.follow(c, l.e.gate), e: l.e}, nil
 }
 
 type flushConn struct {

@@ -316,20 +316,30 @@ func (p *sizedAdjuster) CreateContainer(context.Context, *api.PodSandbox, *api.C
 }
 
 // TestNameTooLong checks that a plugin name above the limit is refused
-// with a short message that says why.
+// with a short message that says why, and that a RegisterPlugin too
+// large for a plugin that has not registered closes the connection, with
+// the reason in the runtime's log.
 func TestNameTooLong(t *testing.T) {
 	a, _ := newContainmentRuntime(t)
-	name := strings.Repeat("n", 1<<20)
-	rtEnd, plEnd := net.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- a.ServeConn(context.Background(), rtEnd) }()
-	err := registerRaw(t, plEnd, "10", name)
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "the limit is 128") || len(err.Error()) > 1024 {
-		t.Fatalf("RegisterPlugin error (%d bytes) = %.300v", len(err.Error()), err)
+	register := func(name string) (plugin, runtime error) {
+		rtEnd, plEnd := net.Pipe()
+		served := make(chan error, 1)
+		go func() { served <- a.ServeConn(context.Background(), rtEnd) }()
+		err := registerRaw(t, plEnd, "10", name)
+		return err, <-served
 	}
-	var rerr *RegistrationError
-	if e := <-served; !errors.As(e, &rerr) || len(rerr.Plugin) > 256 {
-		t.Fatalf("ServeConn = %.300v", e)
+	perr, rerr := register(strings.Repeat("n", 32<<10))
+	if status.Code(perr) != codes.InvalidArgument || !strings.Contains(perr.Error(), "the limit is 128") || len(perr.Error()) > 1024 {
+		t.Fatalf("RegisterPlugin error (%d bytes) = %.300v", len(perr.Error()), perr)
+	}
+	var regErr *RegistrationError
+	if !errors.As(rerr, &regErr) || len(regErr.Plugin) > 256 {
+		t.Fatalf("ServeConn = %.300v", rerr)
+	}
+
+	perr, rerr = register(strings.Repeat("n", 1<<20))
+	if perr == nil || rerr == nil || !strings.Contains(rerr.Error(), "before it was configured (limit 65536)") {
+		t.Fatalf("a 1 MiB RegisterPlugin: plugin got %.200v, runtime %.300v", perr, rerr)
 	}
 }
 

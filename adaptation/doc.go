@@ -150,7 +150,10 @@
 //     result no longer fits one message ([MaxMessageSize]) fails naming
 //     the plugin whose answer made it so, never the next one.
 //   - Memory: only connection IDs 1 and 2 are accepted (another closes
-//     the connection); unread data is bounded per logical connection
+//     the connection, on the frame's header); until a plugin is
+//     configured its frames and messages are limited to 64 KiB (a larger
+//     one closes the connection, logged); unread data is bounded per
+//     logical connection
 //     (mux.DefaultReadQueueBytes, or one frame); a plugin's unanswered
 //     UpdateContainers are bounded in number ([WithMaxInFlightUpdates])
 //     and bytes, further ones are not read until one is answered;

@@ -2,8 +2,10 @@ package adaptation
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // The Runtime service's ttrpc server reads a plugin's requests as fast as
@@ -140,35 +142,59 @@ func (g *inflightGate) answered(stream uint32) {
 
 func (g *inflightGate) close() { g.once.Do(func() { close(g.closed) }) }
 
-// gatedConn is the Runtime service's connection:
-// it hands ttrpc one header or payload at a time, and waits at each
-// message boundary while the gate is full.
-type gatedConn struct {
+// msgConn is a logical connection of a plugin whose ttrpc messages the
+// runtime follows as they are read: their length must stay within the
+// endpoint's message limit (a small one until the plugin is configured,
+// see connEndpoint.setMessageLimit), checked on each header before ttrpc
+// allocates the message; and, with a gate (the Runtime service's
+// connection), reading waits at each message boundary while the gate is
+// full. Without a gate and once the limit is lifted, reads pass through.
+type msgConn struct {
 	net.Conn
-	gate *inflightGate
-	gone <-chan struct{}
-	in   msgScanner // read by the server's receive goroutine only
-	out  msgScanner
-	mu   sync.Mutex // guards out
+	// limit is the largest message accepted now; violate is told (and
+	// closes the connection) when one is larger; gone is closed when the
+	// connection is.
+	limit   *atomic.Int64
+	violate func(error)
+	gone    <-chan struct{}
+	gate    *inflightGate // nil: not gated
+	in      msgScanner    // used by the one reading goroutine only
+	out     msgScanner    // guarded by mu
+	mu      sync.Mutex
 }
 
 // Read implements net.Conn.
-func (c *gatedConn) Read(p []byte) (int, error) {
-	if c.in.atBoundary() && !c.gate.wait(c.gone) {
+func (c *msgConn) Read(p []byte) (int, error) {
+	limit := int(c.limit.Load())
+	if c.gate == nil && limit >= MaxMessageSize {
+		return c.Conn.Read(p)
+	}
+	if c.in.atBoundary() && c.gate != nil && !c.gate.wait(c.gone) {
 		return 0, net.ErrClosed
 	}
 	n, err := c.Conn.Read(p[:c.in.limit(len(p))])
+	var tooLarge error
 	c.in.feed(p[:n], func(typ byte, stream uint32, size int) {
-		if typ == ttrpcTypeRequest || typ == ttrpcTypeData {
+		if size > limit {
+			tooLarge = fmt.Errorf("plugin sent a %d-byte message before it was configured (limit %d)", size, limit)
+		}
+		if c.gate != nil && (typ == ttrpcTypeRequest || typ == ttrpcTypeData) {
 			c.gate.request(stream, size)
 		}
 	})
+	if tooLarge != nil {
+		c.violate(tooLarge)
+		return 0, tooLarge
+	}
 	return n, err
 }
 
 // Write implements net.Conn, counting the answers written.
-func (c *gatedConn) Write(p []byte) (int, error) {
+func (c *msgConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
+	if c.gate == nil {
+		return n, err
+	}
 	c.mu.Lock()
 	c.out.feed(p[:n], func(typ byte, stream uint32, _ int) {
 		if typ == ttrpcTypeResponse {
@@ -180,7 +206,9 @@ func (c *gatedConn) Write(p []byte) (int, error) {
 }
 
 // Close implements net.Conn and releases a Read waiting at the gate.
-func (c *gatedConn) Close() error {
-	c.gate.close()
+func (c *msgConn) Close() error {
+	if c.gate != nil {
+		c.gate.close()
+	}
 	return c.Conn.Close()
 }

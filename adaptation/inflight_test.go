@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -80,7 +82,10 @@ func testInflightGate(t *testing.T, max, maxBytes int) {
 	defer plugin.Close()
 	gate := newInflightGate(max)
 	gate.maxBytes = maxBytes
-	gc := &gatedConn{Conn: runtime, gate: gate, gone: make(chan struct{})}
+	limit := &atomic.Int64{}
+	limit.Store(MaxMessageSize)
+	gc := &msgConn{Conn: runtime, gate: gate, gone: make(chan struct{}), limit: limit,
+		violate: func(err error) { t.Errorf("limit violated: %v", err) }}
 	defer gc.Close()
 	go func() {
 		for i := range 3 {
@@ -128,5 +133,40 @@ func testInflightGate(t *testing.T, max, maxBytes int) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the third request was not read after an answer")
+	}
+}
+
+// TestMessageLimit checks that a message announcing more than the limit
+// is refused on its header, before ttrpc would allocate it.
+func TestMessageLimit(t *testing.T) {
+	plugin, runtime := net.Pipe()
+	defer plugin.Close()
+	limit := &atomic.Int64{}
+	limit.Store(100)
+	violated := make(chan error, 1)
+	mc := &msgConn{Conn: runtime, gone: make(chan struct{}), limit: limit,
+		violate: func(err error) { violated <- err; runtime.Close() }}
+	go func() {
+		plugin.Write(ttrpcMessage(1, ttrpcTypeResponse, bytes.Repeat([]byte{'a'}, 100)))
+		plugin.Write(ttrpcMessage(3, ttrpcTypeResponse, bytes.Repeat([]byte{'b'}, 101)))
+	}()
+	if _, err := io.ReadFull(mc, make([]byte, ttrpcHeaderSize+100)); err != nil {
+		t.Fatalf("a message at the limit: %v", err)
+	}
+	if _, err := io.ReadFull(mc, make([]byte, ttrpcHeaderSize)); err == nil {
+		t.Fatal("the header of a message over the limit was read")
+	}
+	select {
+	case err := <-violated:
+		if !strings.Contains(err.Error(), "101-byte message") {
+			t.Errorf("violation: %v", err)
+		}
+	default:
+		t.Fatal("no violation reported")
+	}
+	// Once the limit is lifted, reads pass through.
+	limit.Store(MaxMessageSize)
+	if mc.gate != nil {
+		t.Fatal("test conn has a gate")
 	}
 }

@@ -25,10 +25,11 @@ type endpoint interface {
 	// launched plugin it also terminates and reaps the process. It is
 	// idempotent and safe for concurrent use.
 	Close() error
-	// setWriteTimeout bounds every write to the plugin from now on: a
-	// plugin that does not take in a message within d is disconnected
-	// (nothing to bound for builtin plugins).
-	setWriteTimeout(d time.Duration)
+	// configured is called once the plugin is configured with its
+	// request timeout: from then on a plugin that does not take in a
+	// message within it is disconnected, and the plugin may send messages
+	// of any size NRI allows (nothing to do for builtin plugins).
+	configured(requestTimeout time.Duration)
 }
 
 // failurePolicy is a plugin's effective FailurePolicy.

@@ -146,7 +146,7 @@ func (s *session) await(ctx context.Context) error {
 	case <-t.C:
 		return fmt.Errorf("plugin (pid %d) did not register within %v", s.pid, s.a.cfg.registrationTimeout)
 	case <-s.ep.Done():
-		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, s.ep.mux.Err())
+		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, s.ep.cause())
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-s.a.ctx.Done():
@@ -332,8 +332,8 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 			"asked", asked, "granted", timeout)
 	}
 	// From now on a write the plugin does not take in within its
-	// request timeout disconnects it.
-	p.ep.setWriteTimeout(timeout)
+	// request timeout disconnects it, and it may send large messages.
+	p.ep.configured(timeout)
 	// Plugins() reads these of registering plugins under a.mu.
 	a.mu.Lock()
 	p.events = events

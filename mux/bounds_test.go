@@ -660,3 +660,43 @@ func TestNoFrameAfterCut(t *testing.T) {
 		t.Errorf("%d trunk writes after conn 1's frame was cut (conn 1: %v; conn 2: %v)", trunk.afterCut, res1.err, res2.err)
 	}
 }
+
+// TestSetReadLimit: a frame above the read limit fails the mux on its
+// header, whatever the maximum payload; restoring the limit accepts
+// large frames again.
+func TestSetReadLimit(t *testing.T) {
+	a, raw := unixPair(t)
+	m := newMux(t, a)
+	m.SetReadLimit(100)
+	c1 := open(t, m, PluginServiceConn)
+	mustWrite(t, raw, frame(1, make([]byte, 100)))
+	readN(t, c1, 100)
+	// Only the header: the mux must not wait for the payload.
+	mustWrite(t, raw, header(1, 101))
+	waitDone(t, m)
+	var tooLarge *FrameTooLargeError
+	if err := m.Err(); !errors.As(err, &tooLarge) || tooLarge.Max != 100 || tooLarge.Size != 101 {
+		t.Fatalf("Err = %v", err)
+	}
+
+	b, raw2 := unixPair(t)
+	m2 := newMux(t, b)
+	m2.SetReadLimit(10)
+	m2.SetReadLimit(1 << 30) // capped at the maximum payload
+	c := open(t, m2, PluginServiceConn)
+	mustWrite(t, raw2, frame(1, make([]byte, 64<<10)))
+	readN(t, c, 64<<10)
+}
+
+// TestUnknownConnRefusedOnHeader: with WithConnIDs, a frame for another
+// ID fails the mux on its header, before its payload is read.
+func TestUnknownConnRefusedOnHeader(t *testing.T) {
+	a, raw := unixPair(t)
+	m := newMux(t, a, WithConnIDs(PluginServiceConn, RuntimeServiceConn))
+	mustWrite(t, raw, header(3, 4<<20)) // the payload never comes
+	waitDone(t, m)
+	var unknown *UnknownConnError
+	if err := m.Err(); !errors.As(err, &unknown) || unknown.Conn != 3 {
+		t.Fatalf("Err = %v", err)
+	}
+}

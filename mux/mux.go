@@ -233,6 +233,9 @@ type Mux struct {
 
 	// writeTimeout is the current write timeout in nanoseconds (0: none).
 	writeTimeout atomic.Int64
+	// readLimit is the largest frame payload the reader accepts now (see
+	// SetReadLimit).
+	readLimit atomic.Int64
 	// tlock is the trunk write lock (a one-slot semaphore, so that
 	// waiting for it can be bounded): it is held for one frame at a
 	// time, so the frames of writes on different logical connections
@@ -273,6 +276,7 @@ func New(trunk net.Conn, opts ...Option) (*Mux, error) {
 		tlock:   make(chan struct{}, 1),
 	}
 	m.writeTimeout.Store(int64(cfg.writeTimeout))
+	m.readLimit.Store(int64(cfg.maxPayload))
 	go m.reader()
 	return m, nil
 }
@@ -281,6 +285,15 @@ func New(trunk net.Conn, opts ...Option) (*Mux, error) {
 // the writes that start afterwards; 0 disables it, a negative d is taken
 // as 0.
 func (m *Mux) SetWriteTimeout(d time.Duration) { m.writeTimeout.Store(int64(max(d, 0))) }
+
+// SetReadLimit lowers (or restores) the largest frame payload the reader
+// accepts from now on: a frame announcing more fails the mux with a
+// *FrameTooLargeError, before anything is allocated for it. n is capped
+// at the maximum payload (WithMaxPayload), which is also the initial
+// limit; n < 1 is taken as 1. A side that expects only small messages
+// for a while (a runtime before a plugin has registered) uses it to bound
+// what a peer can make it allocate.
+func (m *Mux) SetReadLimit(n int) { m.readLimit.Store(int64(min(max(n, 1), m.cfg.maxPayload))) }
 
 // Trunk returns the underlying trunk connection. Writing to or reading from
 // it directly corrupts the framing.
@@ -424,7 +437,6 @@ func (m *Mux) reader() {
 func (m *Mux) readLoop() error {
 	br := bufio.NewReaderSize(m.trunk, trunkBufferSize)
 	var hdr [HeaderSize]byte
-	maxPayload := uint32(m.cfg.maxPayload)
 	for {
 		if n, err := io.ReadFull(br, hdr[:]); err != nil {
 			switch {
@@ -438,8 +450,12 @@ func (m *Mux) readLoop() error {
 		}
 		id := ConnID(binary.BigEndian.Uint32(hdr[0:4]))
 		size := binary.BigEndian.Uint32(hdr[4:8])
-		if size > maxPayload {
-			return &FrameTooLargeError{Conn: id, Size: size, Max: maxPayload}
+		if limit := uint32(m.readLimit.Load()); size > limit {
+			return &FrameTooLargeError{Conn: id, Size: size, Max: limit}
+		}
+		if id != ReservedConn && !m.usable(id) {
+			// Refused on the header, before reading the payload.
+			return &UnknownConnError{Conn: id}
 		}
 		if size == 0 {
 			continue
