@@ -78,7 +78,8 @@ type PluginConfig struct {
 	// RegistrationTimeout bounds the wait for RegisterPlugin (default
 	// api.DefaultRegistrationTimeout).
 	RegistrationTimeout time.Duration
-	// RequestTimeout bounds each request to the plugin (default
+	// RequestTimeout bounds each request to the plugin, including the
+	// write of the request to its socket (default
 	// api.DefaultRequestTimeout).
 	RequestTimeout time.Duration
 	// ExitTimeout bounds the wait for the plugin to exit or disconnect
@@ -166,7 +167,7 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
-	c.sess, err = newPluginSession(conn)
+	c.sess, err = newPluginSession(conn, cfg.RequestTimeout)
 	if err != nil {
 		if c.proc != nil {
 			c.proc.kill()

@@ -62,7 +62,7 @@ func CheckRuntime(ctx context.Context, socketPath string, cfg RuntimeConfig) (*R
 	rc := &runtimeCheck{cfg: cfg, socket: socketPath, idx: idx, name: name}
 
 	subscribe := api.MaskOf(api.Event_RUN_POD_SANDBOX)
-	main, err := dialRuntime(ctx, socketPath, newProbePlugin(int32(subscribe)))
+	main, err := dialRuntime(ctx, socketPath, newProbePlugin(int32(subscribe)), cfg.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
@@ -197,7 +197,7 @@ func (rc *runtimeCheck) synchronize(ctx context.Context, s *runtimeSession, star
 // to events, and requires an error answer with a reason.
 func (rc *runtimeCheck) expectRejection(ctx context.Context, check, idx, name string, events int32) {
 	start := time.Now()
-	s, err := dialRuntime(ctx, rc.socket, newProbePlugin(events))
+	s, err := dialRuntime(ctx, rc.socket, newProbePlugin(events), rc.cfg.Timeout)
 	if err != nil {
 		rc.rec.fail(check, time.Since(start), "%v", err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
@@ -165,14 +166,15 @@ type runtimeSession struct {
 }
 
 // dialRuntime connects to the runtime's socket and serves p on the
-// connection.
-func dialRuntime(ctx context.Context, socketPath string, p *probePlugin) (*runtimeSession, error) {
+// connection. Every write to the runtime is bounded by writeTimeout, so
+// that a runtime that stops reading cannot hang the check.
+func dialRuntime(ctx context.Context, socketPath string, p *probePlugin, writeTimeout time.Duration) (*runtimeSession, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", socketPath)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", socketPath, err)
 	}
-	m, err := mux.New(conn)
+	m, err := mux.New(conn, mux.WithWriteTimeout(writeTimeout))
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("setting up the multiplexer: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -48,9 +49,13 @@ type pluginSession struct {
 }
 
 // newPluginSession sets the NRI connection layout up on conn, which the
-// session owns from then on.
-func newPluginSession(conn net.Conn) (*pluginSession, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole, nil)
+// session owns from then on. Every write to the plugin is bounded by
+// writeTimeout (the request timeout): a plugin that stops reading its
+// socket fails the request being written, and loses its connection if
+// the write was cut, instead of hanging the check (ttrpc's client
+// writes before it looks at the call's context).
+func newPluginSession(conn net.Conn, writeTimeout time.Duration) (*pluginSession, error) {
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole, []mux.Option{mux.WithWriteTimeout(writeTimeout)})
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +145,9 @@ func describeCallError(err error) string {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "no answer within the request timeout"
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return "the plugin did not take the request within the request timeout (it does not read its socket): " + err.Error()
 	}
 	if errors.Is(err, ttrpc.ErrClosed) {
 		return "connection lost: " + err.Error()

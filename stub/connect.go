@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/ttrpc"
@@ -21,8 +24,8 @@ import (
 // service. Its goroutines (the mux reader, ttrpc's own, and the server's
 // Serve loop) end when close is called or the connection fails.
 type session struct {
+	c       *core
 	mux     *mux.Mux
-	server  *ttrpc.Server
 	client  *ttrpc.Client
 	runtime api.RuntimeService
 	disp    *dispatcher
@@ -32,7 +35,16 @@ type session struct {
 	syncC     chan struct{} // closed when the first Synchronize arrives
 	lostC     chan struct{} // closed when the connection failed
 	serveDone chan struct{} // closed when Serve returned
-	cancel    context.CancelFunc
+	// clientDone is closed when the ttrpc client has closed, after its
+	// receive loop ended.
+	clientDone chan struct{}
+	cancel     context.CancelFunc
+
+	// closing is set when close begins: from then on an answer that
+	// cannot be written any more is dropped (see sessionConn).
+	closing atomic.Bool
+	// writeTimeout is the mux's current write timeout, for messages.
+	writeTimeout atomic.Int64
 
 	mu           sync.Mutex
 	lostErr      error
@@ -40,28 +52,42 @@ type session struct {
 	shutdownOnce sync.Once
 	syncOnce     sync.Once
 	closeOnce    sync.Once
+	stallOnce    sync.Once
 }
 
 // newSession sets up the protocol on conn, which it takes ownership of,
 // and starts serving the Plugin service.
+//
+// Every write to the runtime is bounded (mux.WithWriteTimeout): by the
+// registration timeout until the runtime has configured the plugin, then
+// by the runtime's request timeout. A write that fails, because the
+// runtime did not take it in time or the connection broke, ends the
+// session (ttrpc cannot use a connection after a failed write anyway).
 func newSession(c *core, conn net.Conn) (*session, error) {
-	lay, err := nriconn.New(conn, nriconn.PluginRole, nil, c.cfg.serverOptions()...)
+	regTimeout := c.runtime().regTimeout
+	muxOpts := []mux.Option{mux.WithWriteTimeout(regTimeout)}
+	lay, err := nriconn.New(conn, nriconn.PluginRole, muxOpts, c.cfg.serverOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("stub: %w", err)
 	}
 	m, l, rc, srv := lay.Mux, lay.Listener, lay.ClientConn, lay.Server
 	s := &session{
-		mux:       m,
-		server:    srv,
-		cfgC:      make(chan error, 1),
-		shutdownC: make(chan struct{}),
-		syncC:     make(chan struct{}),
-		lostC:     make(chan struct{}),
-		serveDone: make(chan struct{}),
+		c:          c,
+		mux:        m,
+		cfgC:       make(chan error, 1),
+		shutdownC:  make(chan struct{}),
+		syncC:      make(chan struct{}),
+		lostC:      make(chan struct{}),
+		serveDone:  make(chan struct{}),
+		clientDone: make(chan struct{}),
 	}
+	s.writeTimeout.Store(int64(regTimeout))
 	s.disp = &dispatcher{
 		c: c,
 		onConfigured: func(err error) {
+			// Configure told the stub the runtime's request timeout
+			// (adopted even if the plugin's configuration failed).
+			s.setWriteTimeout(c.requestTimeout())
 			select {
 			case s.cfgC <- err:
 			default: // only the first Configure matters
@@ -75,15 +101,18 @@ func newSession(c *core, conn net.Conn) (*session, error) {
 
 	// Our close hook goes last: ttrpc keeps only one.
 	opts := append(append([]ttrpc.ClientOpts{}, c.cfg.clientOpts...),
-		ttrpc.WithOnClose(func() { s.markLost(errors.New("ttrpc client closed")) }))
-	s.client = ttrpc.NewClient(rc, opts...)
+		ttrpc.WithOnClose(func() {
+			s.markLost(errors.New("ttrpc client closed"))
+			close(s.clientDone)
+		}))
+	s.client = ttrpc.NewClient(&sessionConn{Conn: rc, s: s}, opts...)
 	s.runtime = api.NewRuntimeClient(s.client)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
 		defer close(s.serveDone)
-		err := srv.Serve(ctx, l)
+		err := srv.Serve(ctx, &answerListener{Listener: l, s: s})
 		s.markLost(fmt.Errorf("ttrpc server: %w", err))
 	}()
 	return s, nil
@@ -112,11 +141,24 @@ func (s *session) markLost(err error) {
 
 // close tears the session down and waits for its Serve loop. Handlers
 // that are still running finish on their own; their answers are lost.
+//
+// The order matters for what ttrpc logs. closing is set first, so that
+// an answer still being written when the connection goes is dropped
+// (see sessionConn). Then closing the trunk ends everything: the
+// server's connection and the client read what had arrived, then EOF,
+// and end, as ttrpc expects of a peer that went away; Serve's listener
+// fails. Closing ttrpc's client or server first would stop their readers
+// while a message may be under way, which they log as errors: the
+// client an answer to a call it has given up ("received message on
+// inactive stream"), the server a reader stopped without a reason
+// ("error receiving message"), so ttrpc's Server.Close is not used at
+// all.
 func (s *session) close() {
 	s.closeOnce.Do(func() {
-		s.server.Close()
-		s.client.Close()
+		s.closing.Store(true)
 		s.mux.Close()
+		<-s.clientDone // its reader reads EOF once the queued frames are read
+		s.client.Close()
 		s.cancel()
 		<-s.serveDone
 		s.disp.sync.gc.end() // if the connection ended while synchronizing
@@ -134,6 +176,86 @@ func (s *session) cause() error {
 		return s.lostErr
 	}
 	return errors.New("connection closed")
+}
+
+// setWriteTimeout bounds the writes to the runtime from now on.
+func (s *session) setWriteTimeout(d time.Duration) {
+	s.writeTimeout.Store(int64(d))
+	s.mux.SetWriteTimeout(d)
+}
+
+// writeFailed is called when a write to the runtime failed: unless the
+// session is closing, the connection is lost. A runtime that did not take
+// the write within the write timeout (it stopped reading) is logged once.
+func (s *session) writeFailed(what string, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.stallOnce.Do(func() {
+			s.c.log.Warn("runtime did not take the plugin's data within the write timeout; closing the connection",
+				"plugin", s.c.name, "writing", what, "timeout", time.Duration(s.writeTimeout.Load()), "error", err)
+		})
+	}
+	if !s.closing.Load() {
+		s.markLost(fmt.Errorf("writing %s to the runtime: %w", what, err))
+	}
+}
+
+// sessionConn is a logical connection of a session, as ttrpc sees it. A
+// failed write ends the session (writeFailed). On the connection the
+// Plugin service is served on (answers), the end of the connection is
+// then reported to ttrpc as a clean one: a failed write as done (the
+// answer is lost with the connection) and a failed read as io.EOF. The
+// stub reports why the connection ended itself ([Stub.Wait],
+// [WithOnClose], its logger); ttrpc's server would otherwise log every
+// answer under way when the connection went, and every end of the
+// connection other than a clean EOF, as an error, through a logger the
+// plugin does not control. On the Runtime service connection errors are
+// returned as they are: to the caller of the request, and ttrpc's client
+// does not log them.
+type sessionConn struct {
+	net.Conn
+	s       *session
+	answers bool
+}
+
+// Read implements net.Conn.
+func (c *sessionConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err == nil || !c.answers || errors.Is(err, io.EOF) {
+		return n, err
+	}
+	if !c.s.closing.Load() {
+		c.s.markLost(fmt.Errorf("reading from the runtime: %w", err))
+	}
+	return n, io.EOF
+}
+
+// Write implements net.Conn.
+func (c *sessionConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err == nil {
+		return n, nil
+	}
+	if !c.answers {
+		c.s.writeFailed("a request", err)
+		return n, err
+	}
+	c.s.writeFailed("an answer", err)
+	return len(p), nil
+}
+
+// answerListener yields the Plugin service connection as a sessionConn.
+type answerListener struct {
+	net.Listener
+	s *session
+}
+
+// Accept implements net.Listener.
+func (l *answerListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &sessionConn{Conn: conn, s: l.s, answers: true}, nil
 }
 
 // lostError is the error reporting a lost connection.

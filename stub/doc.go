@@ -153,6 +153,25 @@
 // [DefaultSyncGCPercent] unless the GOGC environment variable is set or
 // [WithSyncGCPercent] says otherwise, and restores it after the last part.
 //
+// # Limits
+//
+// Every write to the runtime is bounded, so that a runtime that stops
+// reading its socket (a stopped or stuck process) cannot hang the plugin: a
+// write the runtime has not taken within the registration timeout (before
+// Configure) or the runtime's request timeout ([Stub.RequestTimeout], once
+// Configure has told the stub) fails. The connection is then treated as
+// lost: [Stub.UpdateContainers] returns an error, the stub closes the
+// connection and [Stub.Run] and [Stub.Wait] return an error wrapping
+// [ErrConnectionLost] (or, with [WithReconnect], the stub dials again). So
+// an UpdateContainers call the runtime has taken returns by its context's
+// deadline (the request timeout by default), and one the runtime does not
+// take fails after about the write timeout, even if the context allows
+// longer; [Stub.Stop] closes the connection without waiting for the
+// runtime. Answers that are still being written when the connection ends,
+// by Stop, by a Shutdown or by the runtime closing it, are dropped: the
+// stub reports why the connection ended itself (Wait, [WithOnClose], its
+// logger), and ttrpc logs nothing about a connection that ended normally.
+//
 // Requests that carry pods and containers (Synchronize and every event)
 // are decoded by a hand-written decoder that yields exactly what
 // proto.Unmarshal would, about 1.5x faster; it runs as a ttrpc server

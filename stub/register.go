@@ -40,8 +40,22 @@ func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct
 		})
 		regC <- err
 	}()
-	answered := false
+	answered, accepted := false, false
 	defer func() {
+		if !answered && accepted {
+			// The runtime synchronizes only after it answered
+			// RegisterPlugin, so the answer is on its way (on the
+			// other logical connection): let it arrive, or ttrpc's
+			// client logs it as an error once the call was given up.
+			grace := time.NewTimer(flushGrace)
+			select {
+			case <-regC:
+				answered = true
+			case <-sess.lostC:
+			case <-grace.C:
+			}
+			grace.Stop()
+		}
 		cancel()
 		if !answered {
 			<-regC // the call returns promptly once rctx is cancelled
@@ -51,6 +65,7 @@ func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct
 	st.c.log.Info("registering plugin", "plugin", st.Name(), "connection", st.id.source.String())
 	registered, configured := false, false
 	done := func() error {
+		accepted = true
 		st.c.log.Info("plugin registered", "plugin", st.Name(), "events", st.c.runtime().subscription)
 		return nil
 	}

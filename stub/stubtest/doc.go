@@ -19,5 +19,8 @@
 // ([WithRuntime], [WithNRIVersion]), reject the registration
 // ([WithRejectRegistration]) or never answer it
 // ([WithUnansweredRegistration]). Everything the runtime starts is stopped
-// when the test ends.
+// when the test ends. The runtime's writes to a plugin are bounded by the
+// longest of its timeouts ([WithTimeouts], [WithSynchronizeTimeout]), so
+// that a plugin that stops reading its socket fails the test's request
+// instead of hanging the test.
 package stubtest

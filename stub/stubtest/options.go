@@ -51,6 +51,16 @@ func defaultConfig() config {
 	}
 }
 
+// writeTimeout bounds the runtime's writes to a plugin: the longest of
+// its timeouts.
+func (c *config) writeTimeout() time.Duration {
+	d := max(c.regTimeout, c.reqTimeout, c.syncTimeout)
+	if d == 0 {
+		d = api.DefaultRegistrationTimeout
+	}
+	return d
+}
+
 // Option configures a [Runtime].
 type Option func(*config) error
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -31,13 +32,13 @@ type Plugin struct {
 	mux    *mux.Mux
 	client *ttrpc.Client
 	plugin api.PluginService
-	server *ttrpc.Server
 	cancel context.CancelFunc
 
 	updates     chan *api.UpdateContainersRequest
 	registering chan struct{}
 	registered  chan struct{}
 	done        chan struct{}
+	clientDone  chan struct{} // closed when the ttrpc client has closed
 	regReqOnce  sync.Once
 	regOnce     sync.Once
 	closeOnce   sync.Once
@@ -56,7 +57,10 @@ type Plugin struct {
 
 // newPlugin sets up the runtime side of conn. Called with r.mu held.
 func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole, nil)
+	// A plugin that stops reading fails the runtime's writes, instead of
+	// blocking them (and the test) for ever.
+	muxOpts := []mux.Option{mux.WithWriteTimeout(r.cfg.writeTimeout())}
+	lay, err := nriconn.New(conn, nriconn.RuntimeRole, muxOpts)
 	if err != nil {
 		return nil, fmt.Errorf("stubtest: %w", err)
 	}
@@ -64,13 +68,13 @@ func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
 	p := &Plugin{
 		r:           r,
 		mux:         m,
-		server:      srv,
 		updates:     make(chan *api.UpdateContainersRequest, 64),
 		registering: make(chan struct{}),
 		registered:  make(chan struct{}),
 		done:        make(chan struct{}),
+		clientDone:  make(chan struct{}),
 	}
-	p.client = ttrpc.NewClient(pc)
+	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() { close(p.clientDone) }))
 	p.plugin = api.NewPluginClient(p.client)
 	api.RegisterRuntimeService(srv, (*runtimeService)(p))
 
@@ -79,7 +83,7 @@ func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
 	r.wg.Add(2)
 	go func() {
 		defer r.wg.Done()
-		srv.Serve(ctx, l)
+		srv.Serve(ctx, &answerListener{Listener: l, p: p})
 	}()
 	go func() {
 		defer r.wg.Done()
@@ -88,6 +92,49 @@ func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
 		p.Close()
 	}()
 	return p, nil
+}
+
+// answerConn is the Runtime service connection as ttrpc's server sees
+// it. When the connection fails, it ends as if the plugin had closed it
+// cleanly: a failed read returns io.EOF and a failed write is dropped,
+// and the runtime closes the connection and records why ([Plugin.Err]).
+// ttrpc's server would otherwise log, as an error, every end of a
+// connection other than a clean EOF, such as a plugin that stops while
+// the runtime writes to it.
+type answerConn struct {
+	net.Conn
+	p *Plugin
+}
+
+func (c *answerConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (c *answerConn) Write(b []byte) (int, error) {
+	if _, err := c.Conn.Write(b); err != nil {
+		c.p.finish(fmt.Errorf("answering the plugin: %w", err))
+		c.p.mux.Close()
+	}
+	return len(b), nil
+}
+
+// answerListener yields the Runtime service connection as an
+// answerConn.
+type answerListener struct {
+	net.Listener
+	p *Plugin
+}
+
+func (l *answerListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &answerConn{Conn: conn, p: l.p}, nil
 }
 
 // finish records why the plugin's connection ended (or registration
@@ -127,9 +174,12 @@ func (p *Plugin) fail(err error) {
 // Close drops the connection, as a crashing runtime would.
 func (p *Plugin) Close() {
 	p.closeOnce.Do(func() {
-		p.server.Close()
-		p.client.Close()
+		// Closing the trunk first lets ttrpc's client and server read
+		// EOF and end as they do when the peer goes away; closing them
+		// first makes them log messages under way as errors.
 		p.mux.Close()
+		<-p.clientDone
+		p.client.Close()
 		p.cancel()
 	})
 }
