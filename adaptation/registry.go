@@ -201,6 +201,9 @@ func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
+		// Stop did not see the plugin (it was not in the registry yet):
+		// its worker and watcher run, so disconnect it here.
+		p.disconnect("runtime stopped")
 		return ErrStopped
 	}
 	if p.state == StateClosed {

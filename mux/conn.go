@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -90,8 +91,9 @@ func (c *conn) isClosed() bool {
 // errors.Is(err, os.ErrDeadlineExceeded)), the connection is closed locally
 // (net.ErrClosed), or the Mux shuts down. After a shutdown, Read first
 // returns the data already queued, then io.EOF if the Mux was closed locally
-// or the peer closed the trunk cleanly, or else an error wrapping the cause
-// of the failure.
+// or the peer closed the trunk (cleanly, or while a write to it was under
+// way: EPIPE, ECONNRESET), or else an error wrapping the cause of the
+// failure (which Mux.Err reports in every case).
 func (c *conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -130,12 +132,20 @@ func (c *conn) Read(p []byte) (int, error) {
 			default:
 			}
 			cause := c.m.cause()
-			if cause == ErrClosed || errors.Is(cause, io.EOF) {
+			if cause == ErrClosed || peerClosed(cause) {
 				return 0, io.EOF
 			}
 			return 0, c.opError("read", cause)
 		}
 	}
+}
+
+// peerClosed reports whether a trunk failure means that the peer closed
+// the connection: cleanly (EOF on a read) or while this side was still
+// writing (EPIPE, ECONNRESET). Reads then end with io.EOF, as on a clean
+// close, because nothing was lost that the peer still wanted to say.
+func peerClosed(cause error) bool {
+	return errors.Is(cause, io.EOF) || errors.Is(cause, syscall.EPIPE) || errors.Is(cause, syscall.ECONNRESET)
 }
 
 // enqueue hands a frame from the trunk reader to the connection. It waits
