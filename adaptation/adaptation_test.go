@@ -68,7 +68,7 @@ func TestPreinstalledPlugins(t *testing.T) {
 	}
 
 	// Both adjust, in index order: beta sees alpha's variable.
-	rt.store.addPod(testPod(0))
+	rt.store.AddPod(testPod(0))
 	rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/nriconn"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
@@ -93,11 +94,11 @@ func waitState(t *testing.T, a *Adaptation, full string, want PluginState) {
 	t.Fatalf("plugin %s never reached state %s: %+v", full, want, a.Plugins())
 }
 
-func newContainmentRuntime(t *testing.T, opts ...Option) (*Adaptation, *store) {
+func newContainmentRuntime(t *testing.T, opts ...Option) (*Adaptation, *runtimetest.Store) {
 	t.Helper()
-	st := newStore()
+	st := runtimetest.NewStore()
 	logs := newLogSink(t)
-	a, err := New("test-runtime", "v1", st.list, st.update,
+	a, err := New("test-runtime", "v1", st.List, st.Update,
 		append([]Option{WithPluginDir(""), WithDisabledExternalConnections(), WithLogger(logs.logger())}, opts...)...)
 	must(t, err)
 	must(t, a.Start(ctxT(t)))
@@ -146,7 +147,7 @@ func TestSynchronizeWait(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, st := newContainmentRuntime(t, append([]Option{WithSynchronizeWait(wait), WithRequestTimeout(5 * time.Second)}, tc.opts...)...)
-			st.addPod(testPod(0))
+			st.AddPod(testPod(0))
 			slow := &slowSync{name: "slow", release: make(chan struct{})}
 			served := connectInProcess(t, a, slow, append([]stub.Option{stub.WithPluginName("slow"), stub.WithPluginIdx("10")}, tc.stubOpts...)...)
 			waitState(t, a, "10-slow", StateSynchronizing)
@@ -351,7 +352,7 @@ func TestNameTooLong(t *testing.T) {
 func TestMetricsOfGonePlugins(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	a, st := newContainmentRuntime(t, WithMetrics(reg))
-	st.addPod(testPod(0))
+	st.AddPod(testPod(0))
 	series := func(plugin string) int {
 		families, err := reg.Gather()
 		must(t, err)

@@ -120,14 +120,14 @@ func TestUnsolicitedUpdates(t *testing.T) {
 		{"10-good", helperArgs("stub", "-env", "GOOD=1", "-events", "CreateContainer")},
 		{"20-flood", helperArgs("stub", "-flood", "200", "-events", "CreateContainer")},
 	})
-	rt.store.failAll = true
+	rt.store.FailUpdates()
 	rt.start(t)
 	createWorks(t, rt, 0, "GOOD=1")
 	got := rt.logs.wait(t, "flood result", output("20-flood", "FLOOD done"))
 	if got.msg != "FLOOD done failed=200 errors=0" {
 		t.Errorf("plugin saw %q, want every update reported failed", got.msg)
 	}
-	if n := rt.store.updateCalls(); n != 200 {
+	if n := rt.store.UpdateCalls(); n != 200 {
 		t.Errorf("UpdateFunc called %d times, want 200", n)
 	}
 	createWorks(t, rt, 1, "GOOD=1")
@@ -136,10 +136,9 @@ func TestUnsolicitedUpdates(t *testing.T) {
 func TestSynchronizeUpdates(t *testing.T) {
 	rt := newTestRuntime(t, []testPlugin{{"10-sync", helperArgs("stub", "-sync-update", "ctr7")}})
 	rt.start(t)
-	rt.store.mu.Lock()
-	defer rt.store.mu.Unlock()
-	if len(rt.store.updates) != 1 || len(rt.store.updates[0]) != 1 || rt.store.updates[0][0].ContainerId != "ctr7" {
-		t.Errorf("UpdateFunc got %v", rt.store.updates)
+	updates, _ := rt.store.Updates()
+	if len(updates) != 1 || len(updates[0]) != 1 || updates[0][0].ContainerId != "ctr7" {
+		t.Errorf("UpdateFunc got %v", updates)
 	}
 }
 
@@ -402,7 +401,7 @@ func TestCreateContainerPodEncodedOnce(t *testing.T) {
 	pod.Labels = map[string]string{"app": "web", "tier": "front"}
 	pod.Annotations = map[string]string{"note": "x"}
 	pod.Linux = &api.LinuxPodSandbox{CgroupParent: "/kubepods", Resources: &api.LinuxResources{Memory: &api.LinuxMemory{Limit: api.Int64(1 << 30)}}}
-	rt.store.addPod(pod)
+	rt.store.AddPod(pod)
 	ctr := testCtr(0, 0)
 	ctr.Labels = map[string]string{"c": "1"}
 	ctr.Annotations = map[string]string{"io.example/a": "b", "x": ""}

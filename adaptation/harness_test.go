@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"go.uber.org/goleak"
 )
 
@@ -149,53 +150,6 @@ func (s *logSink) dump(t testing.TB) {
 	}
 }
 
-// store is the fake runtime's state, following the ListFunc contract.
-type store struct {
-	mu   sync.Mutex
-	pods map[string]*api.PodSandbox
-	ctrs map[string]*api.Container
-	// updates records the UpdateFunc calls.
-	updates   [][]*api.ContainerUpdate
-	evictions [][]*api.ContainerEviction
-	failAll   bool
-}
-
-func newStore() *store {
-	return &store{pods: map[string]*api.PodSandbox{}, ctrs: map[string]*api.Container{}}
-}
-
-func (s *store) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pods := make([]*api.PodSandbox, 0, len(s.pods))
-	for _, p := range s.pods {
-		pods = append(pods, p)
-	}
-	ctrs := make([]*api.Container, 0, len(s.ctrs))
-	for _, c := range s.ctrs {
-		ctrs = append(ctrs, c)
-	}
-	return pods, ctrs, nil
-}
-
-func (s *store) update(_ context.Context, u []*api.ContainerUpdate, e []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.updates = append(s.updates, u)
-	s.evictions = append(s.evictions, e)
-	if s.failAll {
-		return u, nil
-	}
-	return nil, nil
-}
-
-func (s *store) addPod(p *api.PodSandbox) { s.mu.Lock(); s.pods[p.Id] = p; s.mu.Unlock() }
-func (s *store) delPod(id string)         { s.mu.Lock(); delete(s.pods, id); s.mu.Unlock() }
-func (s *store) addCtr(c *api.Container)  { s.mu.Lock(); s.ctrs[c.Id] = c; s.mu.Unlock() }
-func (s *store) delCtr(id string)         { s.mu.Lock(); delete(s.ctrs, id); s.mu.Unlock() }
-
-func (s *store) updateCalls() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.updates) }
-
 // testPlugin is a pre-installed plugin for a test runtime.
 type testPlugin struct {
 	full string
@@ -206,7 +160,7 @@ type testPlugin struct {
 type testRuntime struct {
 	a      *Adaptation
 	logs   *logSink
-	store  *store
+	store  *runtimetest.Store
 	dir    string // plugin directory
 	conf   string // configuration directory
 	socket string
@@ -231,7 +185,7 @@ func newTestRuntime(t testing.TB, plugins []testPlugin, opts ...Option) *testRun
 	root := shortTempDir(t)
 	rt := &testRuntime{
 		logs:   newLogSink(t),
-		store:  newStore(),
+		store:  runtimetest.NewStore(),
 		dir:    filepath.Join(root, "plugins"),
 		conf:   filepath.Join(root, "conf"),
 		socket: filepath.Join(root, "run", "nri.sock"),
@@ -257,7 +211,7 @@ func newTestRuntime(t testing.TB, plugins []testPlugin, opts ...Option) *testRun
 		}
 		base = append(base, WithPluginArgs(p.full, p.args...))
 	}
-	a, err := New("test-runtime", "v1.0.0", rt.store.list, rt.store.update, append(base, opts...)...)
+	a, err := New("test-runtime", "v1.0.0", rt.store.List, rt.store.Update, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

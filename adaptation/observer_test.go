@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 )
 
 type observedKey struct{}
@@ -62,7 +63,7 @@ func TestObserver(t *testing.T) {
 }
 
 func TestObserverOption(t *testing.T) {
-	if _, err := New("rt", "1", newStore().list, newStore().update, WithObserver(nil)); err == nil {
+	if _, err := New("rt", "1", runtimetest.NewStore().List, runtimetest.NewStore().Update, WithObserver(nil)); err == nil {
 		t.Error("nil observer accepted")
 	}
 }

@@ -97,10 +97,10 @@ func TestOptOutContainer(t *testing.T) {
 func TestOptOutSynchronize(t *testing.T) {
 	rt := newTestRuntime(t, []testPlugin{{"10-opt", helperArgs("stub", "-sync-opt-out", "pod0,ctr1,ctr9,pod9")}})
 	for i := range 2 {
-		rt.store.addPod(testPod(i))
-		rt.store.addCtr(testCtr(i, i))
+		rt.store.AddPod(testPod(i))
+		rt.store.AddCtr(testCtr(i, i))
 	}
-	rt.store.addCtr(testCtr(1, 2))
+	rt.store.AddCtr(testCtr(1, 2))
 	rt.start(t)
 	rt.logs.wait(t, "unknown IDs ignored", func(r logRecord) bool {
 		return r.msg == "plugin opted out of objects it was not sent in Synchronize, ignoring them" &&

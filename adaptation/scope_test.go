@@ -10,6 +10,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/validator"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -138,10 +139,10 @@ func TestScopeGPUEnv(t *testing.T) {
 		{"10-gpu", helperArgs("stub", "-scope", scopeArg(t, gpuScope), "-env", "GPU=1")},
 	}, WithMetrics(reg))
 	// Existing before the plugin registers: sent in Synchronize.
-	rt.store.addPod(gpuPod(0))
-	rt.store.addCtr(testCtr(0, 0))
-	rt.store.addPod(cpuPod(1))
-	rt.store.addCtr(testCtr(1, 1))
+	rt.store.AddPod(gpuPod(0))
+	rt.store.AddCtr(testCtr(0, 0))
+	rt.store.AddPod(cpuPod(1))
+	rt.store.AddCtr(testCtr(1, 1))
 	rt.start(t)
 
 	if got := rt.logs.wait(t, "Synchronize", output("10-gpu", "SYNC")).msg; got != "SYNC pods=1 containers=1" {
@@ -239,7 +240,7 @@ func TestScopeRegistrationErrors(t *testing.T) {
 		t.Errorf("valid plugin: %v %v", rsp, err)
 	}
 
-	_, err = New("rt", "v1", newStore().list, newStore().update,
+	_, err = New("rt", "v1", runtimetest.NewStore().List, runtimetest.NewStore().Update,
 		WithPluginOverride("10-x", PluginPolicy{Scope: &api.PluginScope{Namespaces: []string{""}}}))
 	if err == nil || !strings.Contains(err.Error(), `plugin override "10-x": invalid scope: namespaces:`) {
 		t.Errorf("New with an invalid administrator's scope: %v", err)
@@ -366,24 +367,23 @@ func TestScopeLimitsChanges(t *testing.T) {
 		if !strings.Contains(got, "InvalidArgument") || !strings.Contains(got, want) {
 			t.Errorf("20-evict got %q, want InvalidArgument and %q", got, want)
 		}
-		rt.store.mu.Lock()
-		defer rt.store.mu.Unlock()
-		if len(rt.store.updates) != 1 || len(rt.store.updates[0]) != 1 || rt.store.updates[0][0].ContainerId != "ctr0" ||
-			len(rt.store.evictions[0]) != 0 {
-			t.Errorf("runtime asked to apply %v, evict %v; want ctr0 updated only", rt.store.updates, rt.store.evictions)
+		updates, evictions := rt.store.Updates()
+		if len(updates) != 1 || len(updates[0]) != 1 || updates[0][0].ContainerId != "ctr0" ||
+			len(evictions[0]) != 0 {
+			t.Errorf("runtime asked to apply %v, evict %v; want ctr0 updated only", updates, evictions)
 		}
 	})
 	t.Run("answers", func(t *testing.T) {
 		rt := newTestRuntime(t, []testPlugin{
 			{"10-create", helperArgs("stub", "-scope", scope, "-create-update", "ctr1", "-sync-update", "ctr1")},
 		})
-		rt.store.addPod(cpuPod(1))
-		rt.store.addCtr(testCtr(1, 1))
+		rt.store.AddPod(cpuPod(1))
+		rt.store.AddCtr(testCtr(1, 1))
 		rt.start(t)
 		rt.logs.wait(t, "refused Synchronize update", func(r logRecord) bool {
 			return r.msg == "refusing plugin's update of a container outside its scope" && r.attrs["container"] == "ctr1"
 		})
-		if n := rt.store.updateCalls(); n != 0 {
+		if n := rt.store.UpdateCalls(); n != 0 {
 			t.Errorf("%d updates applied from Synchronize", n)
 		}
 		ctx := ctxT(t)

@@ -68,10 +68,10 @@ func TestSynchronizeLarge(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			rt := newTestRuntime(t, []testPlugin{{"10-raw", helperArgs("raw")}})
 			for i := range 100 {
-				rt.store.addPod(testPod(i))
+				rt.store.AddPod(testPod(i))
 			}
 			for i := range n {
-				rt.store.addCtr(bigCtr(i))
+				rt.store.AddCtr(bigCtr(i))
 			}
 			start := time.Now()
 			rt.start(t)
@@ -111,8 +111,8 @@ func TestSynchronizeLarge(t *testing.T) {
 func TestSynchronizeConcurrentEvents(t *testing.T) {
 	rt := newTestRuntime(t, nil, WithSynchronizeTimeout(20*time.Second))
 	for i := range 20 {
-		rt.store.addPod(testPod(i))
-		rt.store.addCtr(testCtr(i, i))
+		rt.store.AddPod(testPod(i))
+		rt.store.AddCtr(testCtr(i, i))
 	}
 	rt.start(t)
 	ctx := ctxT(t)
@@ -170,7 +170,7 @@ func TestSynchronizeConcurrentEvents(t *testing.T) {
 				switch r.IntN(4) {
 				case 0: // new pod
 					pod := testPod(n)
-					rt.store.addPod(pod)
+					rt.store.AddPod(pod)
 					mu.Lock()
 					live[pod.Id] = true
 					mu.Unlock()
@@ -179,7 +179,7 @@ func TestSynchronizeConcurrentEvents(t *testing.T) {
 					created(pod.Id)
 				case 1: // new container
 					ctr := testCtr(0, n)
-					rt.store.addCtr(ctr)
+					rt.store.AddCtr(ctr)
 					mu.Lock()
 					live[ctr.Id] = true
 					mu.Unlock()
@@ -191,13 +191,13 @@ func TestSynchronizeConcurrentEvents(t *testing.T) {
 					created(ctr.Id)
 				case 2: // remove a container
 					if id, ok := take("ctr"); ok {
-						rt.store.delCtr(id)
+						rt.store.DelCtr(id)
 						gap()
 						check(t, rt.a.RemoveContainer(ctx, &api.RemoveContainerRequest{Pod: testPod(0), Container: &api.Container{Id: id}}))
 					}
 				case 3: // remove a pod
 					if id, ok := take("pod"); ok {
-						rt.store.delPod(id)
+						rt.store.DelPod(id)
 						gap()
 						check(t, rt.a.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: &api.PodSandbox{Id: id}}))
 					}
@@ -279,15 +279,15 @@ func check(t testing.TB, err error) {
 // the snapshot of a synchronizing plugin.
 func TestSynchronizeFiltersQueuedEvents(t *testing.T) {
 	rt := newTestRuntime(t, []testPlugin{{"20-old", helperArgs("stub")}})
-	rt.store.addPod(testPod(0))
-	rt.store.addCtr(testCtr(0, 1))
+	rt.store.AddPod(testPod(0))
+	rt.store.AddCtr(testCtr(0, 1))
 	rt.start(t)
 	ctx := ctxT(t)
 
 	// In the store, events not called yet: the new plugin's snapshot
 	// has pod 9 and lacks container 1.
-	rt.store.addPod(testPod(9))
-	rt.store.delCtr("ctr1")
+	rt.store.AddPod(testPod(9))
+	rt.store.DelCtr("ctr1")
 	startExternal(t, rt.logs, "new", helperArgs("stub", "-socket", rt.socket, "-name", "new", "-idx", "10", "-sync-delay", "500ms"))
 	rt.logs.wait(t, "snapshot", output("new", "SYNC"))
 	// A notification does not wait for a synchronizing plugin; a
@@ -295,9 +295,9 @@ func TestSynchronizeFiltersQueuedEvents(t *testing.T) {
 	must(t, rt.a.RemoveContainer(ctx, &api.RemoveContainerRequest{Pod: testPod(0), Container: testCtr(0, 1)}))
 	must(t, rt.a.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: testPod(9)}))
 	// Created and removed after the snapshot: both delivered.
-	rt.store.addPod(testPod(10))
+	rt.store.AddPod(testPod(10))
 	must(t, rt.a.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: testPod(10)}))
-	rt.store.delPod("pod10")
+	rt.store.DelPod("pod10")
 	must(t, rt.a.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: testPod(10)}))
 	must(t, rt.a.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: testPod(0), Container: &api.Container{Id: "sentinel"}}))
 	rt.logs.wait(t, "sentinel", output("new", "EVENT PostStartContainer pod0 sentinel"))

@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/log"
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"go.uber.org/goleak"
 )
 
@@ -177,57 +178,24 @@ func about(plugin, msg string) func(logRecord) bool {
 	return func(r logRecord) bool { return r.attrs["plugin"] == plugin && r.msg == msg }
 }
 
-// store is the fake runtime's pods and containers, following the
-// ListFunc contract: objects are added before their creation event.
-type store struct {
-	mu   sync.Mutex
-	pods map[string]*api.PodSandbox
-	ctrs map[string]*api.Container
-}
-
-func newStore() *store {
-	return &store{pods: map[string]*api.PodSandbox{}, ctrs: map[string]*api.Container{}}
-}
-
-func (s *store) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pods := make([]*api.PodSandbox, 0, len(s.pods))
-	for _, p := range s.pods {
-		pods = append(pods, p)
-	}
-	ctrs := make([]*api.Container, 0, len(s.ctrs))
-	for _, c := range s.ctrs {
-		ctrs = append(ctrs, c)
-	}
-	return pods, ctrs, nil
-}
-
-// update applies nothing and fails nothing.
-func (s *store) update(context.Context, []*api.ContainerUpdate, []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
-	return nil, nil
-}
-
-func (s *store) add(pod *api.PodSandbox, ctr *api.Container) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pods[pod.Id] = pod
+// add puts pod and ctr (if not nil) into the fake runtime's store.
+func add(s *runtimetest.Store, pod *api.PodSandbox, ctr *api.Container) {
+	s.AddPod(pod)
 	if ctr != nil {
-		s.ctrs[ctr.Id] = ctr
+		s.AddCtr(ctr)
 	}
 }
 
-// fill adds pods and containers of about size encoded bytes in total:
-// a large Synchronize snapshot.
-func (s *store) fill(size int) {
+// fill adds pods and containers of about size encoded bytes in total to
+// s: a large Synchronize snapshot.
+func fill(s *runtimetest.Store, size int) {
 	const pods, envPerCtr, envBytes = 10, 4, 1000
 	for i := range pods {
-		s.add(testPod("snap", fmt.Sprintf("snap-pod%d", i)), nil)
+		s.AddPod(testPod("snap", fmt.Sprintf("snap-pod%d", i)))
 	}
 	n := size / (envPerCtr * (envBytes + 16))
 	for i := range n {
-		c := testCtr(fmt.Sprintf("snap-pod%d", i%pods), fmt.Sprintf("snap-ctr%d", i), envPerCtr, envBytes)
-		s.add(s.pods[c.PodSandboxId], c)
+		s.AddCtr(testCtr(fmt.Sprintf("snap-pod%d", i%pods), fmt.Sprintf("snap-ctr%d", i), envPerCtr, envBytes))
 	}
 }
 
@@ -251,7 +219,7 @@ func testCtr(pod, id string, env, envBytes int) *api.Container {
 type testRuntime struct {
 	a      *adaptation.Adaptation
 	logs   *logSink
-	store  *store
+	store  *runtimetest.Store
 	socket string
 }
 
@@ -264,14 +232,14 @@ func startRuntime(t testing.TB, opts ...adaptation.Option) *testRuntime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	rt := &testRuntime{logs: newLogSink(), store: newStore(), socket: filepath.Join(dir, "nri.sock")}
+	rt := &testRuntime{logs: newLogSink(), store: runtimetest.NewStore(), socket: filepath.Join(dir, "nri.sock")}
 	base := []adaptation.Option{
 		adaptation.WithSocketPath(rt.socket), adaptation.WithPluginDir(""),
 		adaptation.WithLogger(rt.logs.logger()),
 		adaptation.WithRequestTimeout(requestTimeout),
 		adaptation.WithRegistrationTimeout(registrationTimeout),
 	}
-	a, err := adaptation.New("chaos-runtime", "v0.0.1", rt.store.list, rt.store.update, append(base, opts...)...)
+	a, err := adaptation.New("chaos-runtime", "v0.0.1", rt.store.List, rt.store.Update, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +269,7 @@ func startRuntime(t testing.TB, opts ...adaptation.Option) *testRuntime {
 // create adds pod and ctr to the store and calls CreateContainer,
 // reporting how long it took.
 func (rt *testRuntime) create(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.CreateContainerResponse, time.Duration, error) {
-	rt.store.add(pod, ctr)
+	add(rt.store, pod, ctr)
 	start := time.Now()
 	rsp, err := rt.a.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: ctr})
 	return rsp, time.Since(start), err

@@ -22,7 +22,7 @@ const syncWait = 300 * time.Millisecond
 func TestStuckSynchronize(t *testing.T) {
 	checkLeaks(t)
 	rt := startRuntime(t, adaptation.WithSynchronizeWait(syncWait))
-	rt.store.fill(2 << 20)
+	fill(rt.store, 2<<20)
 	startStub(t, rt, "20", "healthy", "-env", "HEALTHY=1")
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -54,7 +54,7 @@ func TestSlowSynchronize(t *testing.T) {
 	checkLeaks(t)
 	const partDelay, syncTimeout = time.Second, 3 * time.Second
 	rt := startRuntime(t, adaptation.WithSynchronizeWait(syncWait), adaptation.WithSynchronizeTimeout(syncTimeout))
-	rt.store.fill(5 << 19) // 2.5 MiB: 3 parts
+	fill(rt.store, 5<<19) // 2.5 MiB: 3 parts
 	startStub(t, rt, "20", "healthy", "-env", "HEALTHY=1")
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
