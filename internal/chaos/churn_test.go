@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -137,7 +138,11 @@ func TestNameChurnMetrics(t *testing.T) {
 // Guards against issue 13, problem 7: 10-12% of such registrations were
 // refused, and the stub logged ttrpc errors on a normal stop.
 func TestReconnect(t *testing.T) {
-	const cycles = 200
+	// NRIKIT_CHAOS_RECONNECT_CYCLES runs more cycles, for a measurement.
+	cycles := 200
+	if n, err := strconv.Atoi(os.Getenv("NRIKIT_CHAOS_RECONNECT_CYCLES")); err == nil && n > 0 {
+		cycles = n
+	}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -171,28 +176,14 @@ func TestReconnect(t *testing.T) {
 			for _, e := range runtimeTTRPC.since(ttrpcMark) {
 				t.Errorf("runtime side: ttrpc logged an error: %s", e)
 			}
-			known := 0
 			for _, l := range p.all() {
 				switch {
-				case l.stderr && strings.Contains(l.text, knownStubRace):
-					known++
 				case l.stderr && strings.Contains(l.text, "level=error"):
 					t.Errorf("plugin logged an error: %s", l.text)
 				case strings.HasPrefix(l.text, "STUBLOG") && strings.Contains(l.text, "level=ERROR"):
 					t.Errorf("stub logged an error: %s", l.text)
 				}
 			}
-			if known > 0 {
-				t.Logf("known stub issue, not failed: ttrpc logged %q %d times in %d registrations", knownStubRace, known, cycles)
-			}
 		})
 	}
 }
-
-// knownStubRace is what ttrpc logs in a stub process when the stub's
-// registration returns on the arrival of Synchronize (conn 1) before it
-// has read the RegisterPlugin answer (conn 2), and so cancels the call
-// whose answer then arrives: a spurious error in a normal registration,
-// in a few of 200. It is reported, not fixed here, so TestReconnect
-// tolerates it.
-const knownStubRace = `msg="ttrpc: received message on inactive stream" stream=1`
