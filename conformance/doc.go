@@ -15,6 +15,10 @@
 // events the plugin did not subscribe to.
 //
 // Each check yields a Result; a Report collects them and renders them as
-// text or JSON. A check failing does not abort the run unless later checks
+// text or JSON. Checks of what the NRI protocol requires pass or fail;
+// informational results (Result.Informational: event latency, how a
+// runtime treats nrikit's extensions and recommendations) report what the
+// peer did and never fail a report, so that a runtime or plugin that
+// follows upstream NRI, containerd among them, passes. A check failing does not abort the run unless later checks
 // cannot run without it (no registration, no configuration).
 package conformance

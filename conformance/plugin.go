@@ -14,7 +14,8 @@ import (
 )
 
 // Names of the plugin checks, as they appear in a Report. The checks of the
-// subscribed events are named by EventCheckName.
+// subscribed events are named by EventCheckName. CheckLatency and
+// CheckProbe are informational.
 const (
 	CheckRegisters    = "registers within the timeout"
 	CheckIdentity     = "valid name and index"
@@ -24,8 +25,8 @@ const (
 	CheckSyncChunked  = "answers Synchronize (4 parts)"
 	CheckWellFormed   = "no malformed adjustments"
 	CheckConsistent   = "no conflicting adjustments"
-	CheckLatency      = "event latency (informational)"
-	CheckProbe        = "unsubscribed events (informational)"
+	CheckLatency      = "event latency"
+	CheckProbe        = "unsubscribed events"
 	CheckStaysUp      = "stays up after unsubscribed events"
 	CheckShutdown     = "answers Shutdown"
 	CheckCloses       = "exits or disconnects when the socket closes"

@@ -236,12 +236,16 @@ func TestReportRendering(t *testing.T) {
 	var rec recorder
 	rec.pass("one", time.Millisecond, "fine")
 	rec.fail("two", 0, "broken: %d", 42)
+	rec.info("three", 0, "what the peer did")
 	r.Results = rec.report.Results
 	if !r.Failed() {
 		t.Fatal("Failed() = false with a failed check")
 	}
+	if passed, failed := r.Counts(); passed != 1 || failed != 1 || r.InformationalCount() != 1 {
+		t.Errorf("Counts() = %d, %d and InformationalCount() = %d; want 1, 1, 1", passed, failed, r.InformationalCount())
+	}
 	text := renderText(t, r)
-	for _, want := range []string{"PASS  one", "FAIL  two", "broken: 42", "result: FAIL (1 of 2 checks failed)"} {
+	for _, want := range []string{"PASS  one", "FAIL  two", "broken: 42", "INFO  three", "result: FAIL (1 of 2 checks failed, 1 informational)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
@@ -257,10 +261,15 @@ func TestReportRendering(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &decoded); err != nil {
 		t.Fatalf("decoding %s: %v", b.String(), err)
 	}
-	if !decoded.Failed || len(decoded.Results) != 2 || decoded.Results[1].Reason != "broken: 42" {
+	if !decoded.Failed || len(decoded.Results) != 3 || decoded.Results[1].Reason != "broken: 42" ||
+		decoded.Results[1].Informational || !decoded.Results[2].Informational || !decoded.Results[2].Passed {
 		t.Errorf("JSON report = %+v", decoded)
 	}
 	if (&Report{}).Failed() {
 		t.Error("an empty report failed")
+	}
+	informational := &Report{Results: []Result{{Name: "only", Passed: true, Informational: true}}}
+	if informational.Failed() || !strings.Contains(renderText(t, informational), "result: PASS (0 checks, 1 informational)") {
+		t.Errorf("a report of one informational result:\n%s", renderText(t, informational))
 	}
 }

@@ -14,6 +14,10 @@ type Result struct {
 	Name string `json:"name"`
 	// Passed is true if the check passed. Informational checks always pass.
 	Passed bool `json:"passed"`
+	// Informational marks a check that reports what the peer did without
+	// judging it: an nrikit extension or recommended behaviour that the
+	// NRI protocol does not require. It never fails a report.
+	Informational bool `json:"informational,omitempty"`
 	// Reason explains a failure, or gives what an informational check
 	// found.
 	Reason string `json:"reason,omitempty"`
@@ -28,7 +32,8 @@ type Report struct {
 	Results []Result `json:"results"`
 }
 
-// Failed reports whether any check failed.
+// Failed reports whether any check failed. Informational checks never
+// fail.
 func (r *Report) Failed() bool {
 	for _, res := range r.Results {
 		if !res.Passed {
@@ -38,16 +43,31 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// Counts returns how many checks passed and failed.
+// Counts returns how many required checks passed and failed;
+// informational results are counted by InformationalCount.
 func (r *Report) Counts() (passed, failed int) {
 	for _, res := range r.Results {
-		if res.Passed {
+		switch {
+		case res.Informational:
+		case res.Passed:
 			passed++
-		} else {
+		default:
 			failed++
 		}
 	}
 	return passed, failed
+}
+
+// InformationalCount returns how many informational results the report
+// holds.
+func (r *Report) InformationalCount() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Informational {
+			n++
+		}
+	}
+	return n
 }
 
 // Result returns the result of the check called name, if it ran.
@@ -60,13 +80,16 @@ func (r *Report) Result(name string) (Result, bool) {
 	return Result{}, false
 }
 
-// WriteText renders the report for people: one line per check, then a
-// verdict line.
+// WriteText renders the report for people: one line per check, marked
+// PASS, FAIL or INFO (informational), then a verdict line.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, res := range r.Results {
 		mark := "PASS"
-		if !res.Passed {
+		switch {
+		case res.Informational:
+			mark = "INFO"
+		case !res.Passed:
 			mark = "FAIL"
 		}
 		fmt.Fprintf(&b, "%s  %-52s %10s", mark, res.Name, formatDuration(res.Duration))
@@ -76,10 +99,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	passed, failed := r.Counts()
+	info := ""
+	if n := r.InformationalCount(); n > 0 {
+		info = fmt.Sprintf(", %d informational", n)
+	}
 	if failed == 0 {
-		fmt.Fprintf(&b, "result: PASS (%d checks)\n", passed)
+		fmt.Fprintf(&b, "result: PASS (%d checks%s)\n", passed, info)
 	} else {
-		fmt.Fprintf(&b, "result: FAIL (%d of %d checks failed)\n", failed, passed+failed)
+		fmt.Fprintf(&b, "result: FAIL (%d of %d checks failed%s)\n", failed, passed+failed, info)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing report: %w", err)
@@ -88,7 +115,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // WriteJSON renders the report as indented JSON, with a "failed" summary
-// field.
+// field; informational results have "informational": true.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := struct {
 		Failed  bool     `json:"failed"`
@@ -136,4 +163,11 @@ func (rc *recorder) pass(name string, d time.Duration, format string, args ...an
 
 func (rc *recorder) fail(name string, d time.Duration, format string, args ...any) {
 	rc.add(name, false, d, format, args...)
+}
+
+// info records an informational result: what the peer did, never a
+// failure.
+func (rc *recorder) info(name string, d time.Duration, format string, args ...any) {
+	rc.add(name, true, d, format, args...)
+	rc.report.Results[len(rc.report.Results)-1].Informational = true
 }

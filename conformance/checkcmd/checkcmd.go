@@ -27,7 +27,9 @@ func New() *cobra.Command {
 		Use:   "check",
 		Short: "Check an NRI plugin or runtime against the protocol",
 		Long: "check runs nrikit's conformance checker. `check plugin` plays the runtime for one plugin, " +
-			"`check runtime` plays a plugin against a runtime's socket. The exit status is non-zero if any check fails.",
+			"`check runtime` plays a plugin against a runtime's socket. The exit status is non-zero if any check fails; " +
+			"results marked INFO are informational (what the peer did about an nrikit extension or recommendation) " +
+			"and never fail.",
 	}
 	cmd.AddCommand(newPluginCmd(), newRuntimeCmd())
 	return cmd
@@ -152,9 +154,12 @@ func newRuntimeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runtime --socket PATH",
 		Short: "Check an NRI runtime",
-		Long: "check runtime connects to the runtime's NRI socket as external plugins do and checks that it " +
-			"answers RegisterPlugin, configures the plugin with sane timeouts, synchronizes it, and refuses an " +
-			"invalid plugin name and a subscription with unknown event bits with a reason.",
+		Long: "check runtime connects to the runtime's NRI socket as external plugins do and checks what the NRI " +
+			"protocol requires: that it answers RegisterPlugin, configures the plugin with sane timeouts, " +
+			"synchronizes it, rejects an invalid plugin name with a reason, and refuses a subscription with unknown " +
+			"event bits (by an error answer or by closing the connection). It reports, as informational, whether the " +
+			"runtime advertises its supported events and how it refused the unknown event bits (nrikit's runtime " +
+			"answers RegisterPlugin with the reason; containerd closes the connection after Configure).",
 		Example:      "  nri check runtime --socket /var/run/nri/nri.sock",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,

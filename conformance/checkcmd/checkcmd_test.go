@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/conformance/internal/fakeruntime"
 	"github.com/nrikit/nrikit/stub"
 )
 
@@ -111,5 +112,53 @@ func TestCheckRuntimeCommandUnreachable(t *testing.T) {
 	_, err := run(t, "", "runtime", "--socket", t.TempDir()+"/none.sock")
 	if err == nil || errors.Is(err, ErrChecksFailed) || !strings.Contains(err.Error(), "none.sock") {
 		t.Fatalf("err = %v, want a connection error naming the socket", err)
+	}
+}
+
+// TestCheckRuntimeCommandContainerdLike: against a runtime that refuses
+// unknown event bits as containerd does (closing the connection after
+// Configure, without a reason), the command succeeds (nri exits 0) and
+// reports how the runtime refused them as informational, in text and JSON.
+func TestCheckRuntimeCommandContainerdLike(t *testing.T) {
+	sock := fakeruntime.Start(t, fakeruntime.Containerd)
+	out, err := run(t, "", "runtime", "--socket", sock, "--timeout", "5s")
+	if err != nil {
+		t.Fatalf("check runtime: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"PASS  refuses unknown event bits",
+		"INFO  gives the reason for refusing unknown event bits",
+		"closed the connection after Configure without a reason (containerd does this)",
+		"result: PASS (5 checks, 2 informational)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, err = run(t, "", "runtime", "--socket", sock, "--timeout", "5s", "--output", "json")
+	if err != nil {
+		t.Fatalf("check runtime --output json: %v\n%s", err, out)
+	}
+	var report struct {
+		Failed  bool `json:"failed"`
+		Results []struct {
+			Name          string `json:"name"`
+			Passed        bool   `json:"passed"`
+			Informational bool   `json:"informational"`
+			Reason        string `json:"reason"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, res := range report.Results {
+		if res.Name == "gives the reason for refusing unknown event bits" {
+			found = res.Passed && res.Informational && strings.Contains(res.Reason, "containerd does this")
+		}
+	}
+	if report.Failed || !found {
+		t.Errorf("JSON report failed=%t, informational refusal reported=%t:\n%s", report.Failed, found, out)
 	}
 }
