@@ -62,14 +62,25 @@ func newPluginCommand(g *globals) *cobra.Command {
 
 A runtime that launches the plugin (nri run does, through its plugin directory) hands it
 its socket and identity; started by hand, the plugin connects to a runtime's socket and
-needs an index. Every plugin takes -idx, -name, -socket, -log-level and the scope flags
-(-pod-selector, -namespace, -container, -image, -runtime-handler, -cel, -all); run
+needs an index. Started by hand, it reconnects when the connection is lost (the runtime
+restarted) and the runtime synchronizes it again; -reconnect=false makes it exit instead
+(status 1). A Shutdown from the runtime ends it with status 0 either way.
+
+Log lines go to standard error, each with its time; -log-file PATH appends them to PATH
+(created with mode 0640) instead, for plugins whose standard error is lost (containerd and
+CRI-O start pre-installed plugins with it on /dev/null).
+
+Every plugin takes -idx, -name, -socket, -log-level, -log-file, -reconnect and the scope
+flags (-pod-selector, -namespace, -container, -image, -runtime-handler, -cel, -all); run
 'nri plugin NAME -help' for a plugin's own flags.`,
 		Example: `  # Connect the logger to a runtime's socket (such as nri serve's).
   nri plugin logger -idx 10 -socket /tmp/nri.sock
 
   # Only CreateContainer and StopContainer, only in namespace ml.
-  nri plugin logger -idx 10 -socket /tmp/nri.sock -events CreateContainer,StopContainer -namespace ml`,
+  nri plugin logger -idx 10 -socket /tmp/nri.sock -events CreateContainer,StopContainer -namespace ml
+
+  # On a node: containerd's socket and a log file; it reconnects when containerd restarts.
+  nri plugin gpu-env -idx 50 -socket /var/run/nri/nri.sock -log-file /var/log/nri/50-gpu-env.log`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {

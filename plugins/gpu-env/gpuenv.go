@@ -6,9 +6,11 @@
 // not look at pod labels itself. It registers with the scope
 // [DefaultScope] (pods labelled accel=gpu), so a nrikit runtime sends it
 // events about GPU pods only, and every other pod is created without a
-// round trip to the plugin. (An upstream runtime ignores the scope and
-// sends everything; run the plugin with -pod-selector or keep it off such
-// runtimes.)
+// round trip to the plugin. A runtime that ignores scopes (containerd,
+// CRI-O) sends every event; the command (Main, `nri plugin gpu-env`, the
+// standalone binary) then enforces the scope itself and leaves other pods
+// alone. Only an embedder that runs [Plugin] on its own stub without
+// pluginmain must filter by itself on such runtimes.
 //
 // Configuration (the runtime's Configure config, YAML):
 //
@@ -18,7 +20,10 @@
 //
 // A pod annotation overrides NVIDIA_VISIBLE_DEVICES per container
 // ("gpu-env.nrikit.dev/visible-devices/container.NAME"), for the whole
-// pod ("gpu-env.nrikit.dev/visible-devices/pod" or without suffix).
+// pod ("gpu-env.nrikit.dev/visible-devices/pod" or without suffix), if
+// the plugin sets NVIDIA_VISIBLE_DEVICES: an instance configured with
+// other variables (-env, env:) leaves it alone, so that several instances
+// can run side by side without conflicting over it.
 package gpuenv
 
 import (
@@ -39,7 +44,8 @@ import (
 const (
 	// Name is the plugin's default name.
 	Name = "gpu-env"
-	// VisibleDevicesAnnotation overrides NVIDIA_VISIBLE_DEVICES.
+	// VisibleDevicesAnnotation overrides NVIDIA_VISIBLE_DEVICES, in the
+	// instances that set it.
 	VisibleDevicesAnnotation = "gpu-env.nrikit.dev/visible-devices"
 	// VisibleDevicesEnv is the variable VisibleDevicesAnnotation sets.
 	VisibleDevicesEnv = "NVIDIA_VISIBLE_DEVICES"
@@ -114,8 +120,12 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 	p.mu.Lock()
 	env := maps.Clone(p.env)
 	p.mu.Unlock()
-	if v, ok := validator.EffectiveAnnotation(pod, VisibleDevicesAnnotation, ctr.GetName()); ok {
-		env[VisibleDevicesEnv] = v
+	// The annotation overrides the variable; it does not add it to an
+	// instance configured without it.
+	if _, sets := env[VisibleDevicesEnv]; sets {
+		if v, ok := validator.EffectiveAnnotation(pod, VisibleDevicesAnnotation, ctr.GetName()); ok {
+			env[VisibleDevicesEnv] = v
+		}
 	}
 	adj := &api.ContainerAdjustment{}
 	for _, k := range slices.Sorted(maps.Keys(env)) {

@@ -42,6 +42,35 @@ func TestCreateContainer(t *testing.T) {
 	}
 }
 
+// TestAnnotationOnlyOverrides checks that the visible-devices annotation
+// overrides NVIDIA_VISIBLE_DEVICES only in an instance that sets it: two
+// instances with their own variables (-env, or a configuration without
+// it) answer for a pod with the annotation without conflicting over it.
+func TestAnnotationOnlyOverrides(t *testing.T) {
+	ctx := context.Background()
+	pod := &api.PodSandbox{Name: "train", Namespace: "ml", Annotations: map[string]string{VisibleDevicesAnnotation + "/pod": "0"}}
+	a := New(slog.New(slog.DiscardHandler), map[string]string{"GPU_A": "1"})
+	b := New(slog.New(slog.DiscardHandler), nil)
+	if _, err := b.Configure(ctx, "env: {GPU_B: \"1\"}", "containerd", "v2.4.2"); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*Plugin{"-env GPU_A=1": a, "env: {GPU_B: 1}": b} {
+		adj, _, err := p.CreateContainer(ctx, pod, &api.Container{Name: "app"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := envOf(adj); len(got) != 1 || got[VisibleDevicesEnv] != "" {
+			t.Errorf("instance with %s sets %v, want its own variable only", name, got)
+		}
+	}
+	// Configured with the variable, the annotation still overrides it.
+	c := New(slog.New(slog.DiscardHandler), map[string]string{VisibleDevicesEnv: "all", "X": "1"})
+	adj, _, _ := c.CreateContainer(ctx, pod, &api.Container{Name: "app"})
+	if got := envOf(adj); got[VisibleDevicesEnv] != "0" || got["X"] != "1" {
+		t.Errorf("instance setting %s: %v, want the annotation's 0", VisibleDevicesEnv, got)
+	}
+}
+
 func TestConfigure(t *testing.T) {
 	p := New(slog.New(slog.DiscardHandler), map[string]string{"X": "1"})
 	if _, err := p.Configure(context.Background(), "env: {CUDA_VISIBLE_DEVICES: \"0\"}", "rt", "1"); err != nil {

@@ -5,6 +5,7 @@
 // registers with the runtime, subscribes to CreateContainer and adds
 // environment variables (default JS_PLUGIN=hello) to every container.
 
+const fs = require('fs');
 const net = require('net');
 const { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } = require('./lib/mux');
 const { Endpoint, RpcError, Code } = require('./lib/ttrpc');
@@ -117,6 +118,29 @@ function openSocket(opts) {
   });
 }
 
+// Reconnection backoff of a plugin started by hand (--no-reconnect turns
+// it off): the first attempt after RECONNECT_INITIAL_MS, doubling up to
+// RECONNECT_MAX_MS between attempts.
+const RECONNECT_INITIAL_MS = 1000;
+const RECONNECT_MAX_MS = 30000;
+const LOG_FILE_MODE = 0o640;
+
+// openLog returns the plugin's log functions: every line starts with its
+// time (runtimes such as containerd do not stamp, or even keep, a
+// plugin's output) and goes to standard error or, with --log-file, is
+// appended to that file. It throws if the file cannot be opened.
+function openLog(opts, full) {
+  let write = (line) => process.stderr.write(line);
+  if (opts.logFile) {
+    const fd = fs.openSync(opts.logFile, 'a', LOG_FILE_MODE);
+    write = (line) => fs.writeSync(fd, line);
+  }
+  const logError = (msg) => write(`${new Date().toISOString()} [${full}] ${msg}\n`);
+  return { logError, log: opts.quiet ? () => {} : logError };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 async function main(argv, env) {
   let opts;
   try {
@@ -130,19 +154,55 @@ async function main(argv, env) {
     return 0;
   }
   const full = `${opts.idx}-${opts.name}`;
-  const logError = (msg) => process.stderr.write(`[${full}] ${msg}\n`);
-  const log = opts.quiet ? () => {} : logError;
-
-  const schema = loadSchema(opts.proto || undefined);
-  const plugin = new EnvPlugin(opts, log);
-  let socket;
+  let log;
+  let logError;
   try {
-    socket = await openSocket(opts);
+    ({ log, logError } = openLog(opts, full));
   } catch (err) {
-    logError(err.message);
+    process.stderr.write(`js-env: cannot open the log file: ${err.message}\n`);
     return 1;
   }
 
+  const schema = loadSchema(opts.proto || undefined);
+  const plugin = new EnvPlugin(opts, log);
+  // A launched plugin (inherited fd) cannot reconnect: the runtime starts
+  // it again. One started by hand reconnects after losing a registered
+  // connection, but not after Shutdown (a runtime sends it to dismiss the
+  // plugin) and not if its first registration fails.
+  const reconnect = opts.reconnect && opts.fd === null;
+  let delay = RECONNECT_INITIAL_MS;
+  for (let attempt = 0; ; attempt++) {
+    let socket;
+    try {
+      socket = await openSocket(opts);
+    } catch (err) {
+      if (attempt === 0 || !reconnect) {
+        logError(err.message);
+        return 1;
+      }
+      logError(`reconnecting failed: ${err.message}; next attempt in ${delay} ms`);
+      await sleep(delay);
+      delay = Math.min(2 * delay, RECONNECT_MAX_MS);
+      continue;
+    }
+    const outcome = await session(socket, opts, full, schema, plugin, log, logError);
+    if (!reconnect || outcome.shutdown || (attempt === 0 && !outcome.registered)) {
+      return outcome.code;
+    }
+    if (outcome.registered) {
+      delay = RECONNECT_INITIAL_MS;
+    }
+    log(`connection to the runtime lost: reconnecting in ${delay} ms`);
+    await sleep(delay);
+    delay = Math.min(2 * delay, RECONNECT_MAX_MS);
+  }
+}
+
+// session registers the plugin on a connected socket and serves it until
+// the connection ends. It resolves {code, registered, shutdown}: the exit
+// status for a plugin that does not reconnect, whether the registration
+// completed, and whether the runtime sent Shutdown.
+function session(socket, opts, full, schema, plugin, log, logError) {
   return new Promise((resolve) => {
     let registered = false;
     let shuttingDown = false;
@@ -152,7 +212,7 @@ async function main(argv, env) {
       if (exitCode === null) {
         exitCode = code;
         clearTimeout(regTimer);
-        resolve(code);
+        resolve({ code, registered, shutdown: shuttingDown });
       }
     };
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -110,26 +111,59 @@ func podName(pod *api.PodSandbox) string {
 }
 
 // run parses the command line, connects to the runtime and serves until
-// the runtime goes away or a signal arrives.
-func run(ctx context.Context, args []string, logger *slog.Logger) error {
+// the runtime shuts the plugin down or a signal arrives. Logs go to
+// stderr, or to the file named by -log-file.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("template", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	name := fs.String("name", "", "plugin name (default: from the runtime, or the executable's name)")
 	idx := fs.String("idx", "", "plugin index, two digits (default: from the runtime, or the executable's name)")
 	socket := fs.String("socket", api.DefaultSocketPath, "runtime socket, for a plugin started by hand")
-	reconnect := fs.Bool("reconnect", false, "reconnect when the runtime restarts (plugins started by hand only)")
+	reconnect := fs.Bool("reconnect", true, "reconnect when the connection to the runtime is lost (a runtime restart; plugins started by hand only)")
+	logFile := fs.String("log-file", "", "append log lines to this file (created with mode 0640) instead of stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 
-	opts := []stub.Option{stub.WithLogger(logger), stub.WithSocketPath(*socket)}
-	if *name != "" {
-		opts = append(opts, stub.WithPluginName(*name))
+	// A runtime may start the plugin with stderr on /dev/null (containerd
+	// and CRI-O do): a log file keeps what it says.
+	out := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			fmt.Fprintln(stderr, "template:", err)
+			return err
+		}
+		defer f.Close()
+		out = f
 	}
-	if *idx != "" {
-		opts = append(opts, stub.WithPluginIdx(*idx))
+	logger := slog.New(slog.NewTextHandler(out, nil))
+	err := serve(ctx, logger, *name, *idx, *socket, *reconnect)
+	if err != nil {
+		logger.Error("plugin failed", "error", err)
 	}
-	if *reconnect {
-		opts = append(opts, stub.WithReconnect(time.Second, 30*time.Second))
+	return err
+}
+
+// serve runs the plugin's stub.
+func serve(ctx context.Context, logger *slog.Logger, name, idx, socket string, reconnect bool) error {
+	opts := []stub.Option{stub.WithLogger(logger), stub.WithSocketPath(socket)}
+	if name != "" {
+		opts = append(opts, stub.WithPluginName(name))
+	}
+	if idx != "" {
+		opts = append(opts, stub.WithPluginIdx(idx))
+	}
+	var s *stub.Stub
+	if reconnect {
+		// Reconnect when the runtime goes away (it restarted), but not
+		// after a Shutdown: a runtime sends it to dismiss the plugin, for
+		// example because a newer connection of it replaces this one.
+		opts = append(opts, stub.WithReconnect(time.Second, 30*time.Second), stub.WithOnClose(func(reason error) {
+			if errors.Is(reason, stub.ErrShutdown) {
+				s.Stop()
+			}
+		}))
 	}
 
 	s, err := stub.New(&plugin{log: logger}, opts...)
@@ -148,12 +182,13 @@ func run(ctx context.Context, args []string, logger *slog.Logger) error {
 }
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], logger); err != nil {
-		logger.Error("plugin failed", "error", err)
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		stop()
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
 		os.Exit(1)
 	}
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +57,30 @@ func TestOldRuntime(t *testing.T) {
 	}
 	if _, err := p.RunPodSandbox(context.Background(), &api.PodSandbox{Id: "p"}); err == nil {
 		t.Error("runtime delivered an event it does not support")
+	}
+}
+
+// TestLogFile checks that -log-file receives the log lines, each with
+// its time, including why the plugin failed (here: no runtime at the
+// socket), since a runtime may have put stderr on /dev/null.
+func TestLogFile(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "template.log")
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-idx", "10", "-socket", filepath.Join(dir, "none.sock"), "-log-file", logFile}, &stderr)
+	if err == nil {
+		t.Fatal("run succeeded without a runtime")
+	}
+	b, rerr := os.ReadFile(logFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !strings.Contains(string(b), `level=ERROR msg="plugin failed"`) || stderr.Len() != 0 {
+		t.Errorf("log file:\n%s\nstderr:\n%s", b, stderr.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.HasPrefix(l, "time=") {
+			t.Errorf("line without a time: %q", l)
+		}
 	}
 }

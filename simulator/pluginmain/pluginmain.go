@@ -22,6 +22,20 @@
 // evaluate scopes sends every event, and the plugin answers those about
 // other pods and containers without changes (opting out of them, for
 // runtimes that understand opt-outs).
+//
+// Started by hand, a plugin reconnects when it loses its connection to
+// the runtime (the runtime restarted), with a backoff from
+// [ReconnectInitial] to [ReconnectMax], and the runtime synchronizes it
+// again; -reconnect=false makes it exit instead. A Shutdown request from
+// the runtime ends it either way: runtimes send it to dismiss a plugin
+// (nrikit's, when it stops or when a newer connection of the same plugin
+// replaces this one; upstream's never send it), and a plugin that came
+// back would only be dismissed again. A plugin the runtime launched (with
+// an inherited socket) cannot reconnect: the runtime starts it again.
+//
+// Every log line has a time. -log-file PATH appends the lines to PATH
+// (created with mode 0640) instead of standard error: containerd and
+// CRI-O start pre-installed plugins with standard error on /dev/null.
 package pluginmain
 
 import (
@@ -35,10 +49,20 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
 )
+
+// The backoff of a reconnecting plugin (see the package documentation).
+const (
+	ReconnectInitial = time.Second
+	ReconnectMax     = 30 * time.Second
+)
+
+// LogFileMode is the mode a log file is created with (-log-file).
+const LogFileMode = 0o640
 
 // NewFunc builds the plugin once the flags are parsed. It may return
 // extra stub options (such as stub.WithSubscription).
@@ -71,12 +95,14 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	name := fs.String("name", spec.Name, "plugin name")
-	idx := fs.String("idx", "", "plugin index (two digits); required unless the runtime launched the plugin")
-	socket := fs.String("socket", "", "runtime socket to connect to (default "+api.DefaultSocketPath+")")
+	var c common
+	fs.StringVar(&c.name, "name", spec.Name, "plugin name")
+	fs.StringVar(&c.idx, "idx", "", "plugin index (two digits); required unless the runtime launched the plugin")
+	fs.StringVar(&c.socket, "socket", "", "runtime socket to connect to (default "+api.DefaultSocketPath+")")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	var sc scopeFlags
-	sc.register(fs, spec.Scope)
+	logFile := fs.String("log-file", "", "append log lines to this file (created with mode 0640) instead of standard error")
+	fs.BoolVar(&c.reconnect, "reconnect", true, "when started by hand: reconnect after losing the connection to the runtime (a runtime restart); -reconnect=false exits instead")
+	c.scope.register(fs, spec.Scope)
 	build := spec.Setup(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s: %s\n\nUsage: %s [flags]\n\nFlags:\n", spec.Name, spec.Summary, spec.Name)
@@ -93,40 +119,76 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 		fmt.Fprintln(stderr, err)
 		return &UsageError{Err: err}
 	}
-	log, err := NewLogger(stderr, *level)
-	if err != nil {
-		return fmt.Errorf("%s: %w", spec.Name, err)
-	}
-	plugin, extra, err := build(log)
-	if err != nil {
-		return fmt.Errorf("%s: %w", spec.Name, err)
-	}
-	opts := []stub.Option{stub.WithLogger(log), stub.WithPluginName(*name)}
-	if *idx != "" {
-		opts = append(opts, stub.WithPluginIdx(*idx))
-	}
-	if *socket != "" {
-		opts = append(opts, stub.WithSocketPath(*socket))
-	}
-	if scope := sc.scope(); scope != nil {
-		wrapped, events, err := newScoped(plugin, scope)
+	out := stderr
+	if *logFile != "" {
+		f, err := OpenLogFile(*logFile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", spec.Name, err)
+		}
+		defer f.Close()
+		out = f
+	}
+	log, err := NewLogger(out, *level)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	err = c.run(ctx, spec.Name, log, build)
+	if err != nil && *logFile != "" {
+		// Standard error may be /dev/null (a pre-installed plugin).
+		log.Error("plugin failed", "error", err)
+	}
+	return err
+}
+
+// common are the flags every sample plugin takes that shape its stub.
+type common struct {
+	name, idx, socket string
+	reconnect         bool
+	scope             scopeFlags
+}
+
+// run builds the plugin and runs its stub until the runtime shuts it
+// down, ctx is done or the connection is lost (without -reconnect).
+func (c *common) run(ctx context.Context, name string, log *slog.Logger, build NewFunc) error {
+	plugin, extra, err := build(log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	opts := []stub.Option{stub.WithLogger(log), stub.WithPluginName(c.name)}
+	if c.idx != "" {
+		opts = append(opts, stub.WithPluginIdx(c.idx))
+	}
+	if c.socket != "" {
+		opts = append(opts, stub.WithSocketPath(c.socket))
+	}
+	var s *stub.Stub
+	if c.reconnect && os.Getenv(api.PluginSocketEnvVar) == "" {
+		opts = append(opts, stub.WithReconnect(ReconnectInitial, ReconnectMax), stub.WithOnClose(func(reason error) {
+			if errors.Is(reason, stub.ErrShutdown) {
+				log.Info("the runtime shut the plugin down: not reconnecting")
+				s.Stop()
+			}
+		}))
+	}
+	if scope := c.scope.scope(); scope != nil {
+		wrapped, events, err := newScoped(plugin, scope)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		plugin = wrapped
 		opts = append(opts, stub.WithScope(scope), stub.WithSubscription(events))
 	}
-	s, err := stub.New(plugin, append(opts, extra...)...)
+	s, err = stub.New(plugin, append(opts, extra...)...)
 	if err != nil {
-		return fmt.Errorf("%s: %w", spec.Name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	err = s.Run(ctx)
 	switch {
 	case err == nil, errors.Is(err, stub.ErrShutdown), errors.Is(err, stub.ErrClosed), ctx.Err() != nil:
-		log.Debug("plugin stopped", "reason", err)
+		log.Info("plugin stopped", "reason", err)
 		return nil
 	}
-	return fmt.Errorf("%s: %w", spec.Name, err)
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // UsageError is a mistake on the command line; it has been printed,
@@ -170,22 +232,24 @@ func ExitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-// NewLogger returns a text logger on w at the named level. When the
-// runtime launched the plugin, the runtime timestamps the captured lines,
-// so the plugin's own timestamps are left out.
+// NewLogger returns a text logger on w at the named level. Every line
+// starts with its time (time=2006-01-02T15:04:05.000Z07:00), also when
+// a runtime launched the plugin: containerd and CRI-O do not capture a
+// plugin's output, so the time must be in the line itself.
 func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("invalid log level %q: want debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: l}
-	if os.Getenv(api.PluginSocketEnvVar) != "" {
-		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// OpenLogFile opens path for appending log lines, creating it with
+// [LogFileMode] (and the umask) if it does not exist.
+func OpenLogFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, LogFileMode)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log file: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
+	return f, nil
 }

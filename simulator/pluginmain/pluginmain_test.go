@@ -5,14 +5,19 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
 func TestScopeFlags(t *testing.T) {
@@ -59,7 +64,7 @@ func TestMainUsage(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) || ExitCode(err, &stderr) != 0 {
 		t.Errorf("-help: %v", err)
 	}
-	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level"} {
+	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level", "-log-file", "-reconnect"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr.String())
 		}
@@ -83,5 +88,203 @@ func TestMainUsage(t *testing.T) {
 	err = Main(context.Background(), spec(&built), nil, &stderr)
 	if !built || err == nil || !strings.Contains(err.Error(), "test: not built") || ExitCode(err, &stderr) != 1 {
 		t.Errorf("build error: %v", err)
+	}
+}
+
+// envPlugin adds one variable to every container.
+type envPlugin struct{}
+
+func (envPlugin) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("FROM_TEST", "1")
+	return adj, nil, nil
+}
+
+// dialing is a spec whose plugin dials rt instead of a socket, as an
+// external plugin does.
+func dialing(rt *stubtest.Runtime) Spec {
+	return Spec{Name: "test", Summary: "a test plugin", Setup: func(*flag.FlagSet) NewFunc {
+		return func(*slog.Logger) (any, []stub.Option, error) {
+			return envPlugin{}, []stub.Option{stub.WithDialer(rt.Dial)}, nil
+		}
+	}}
+}
+
+// runMain runs Main in the background; the result arrives on the channel.
+func runMain(ctx context.Context, spec Spec, args ...string) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- Main(ctx, spec, args, io.Discard) }()
+	return done
+}
+
+// registered waits for the plugin's next connection to rt and its
+// registration.
+func registered(t *testing.T, ctx context.Context, rt *stubtest.Runtime) *stubtest.Plugin {
+	t.Helper()
+	p, err := rt.NextPlugin(ctx)
+	if err == nil {
+		err = p.WaitRegistered(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func result(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Main did not return")
+		return nil
+	}
+}
+
+// TestReconnect checks that a plugin started by hand reconnects by
+// default when the runtime drops the connection (a runtime restart: the
+// runtime is unreachable for a while), keeps working on the new
+// connection, and ends with status 0 when the runtime shuts it down
+// instead of reconnecting: runtimes send Shutdown to dismiss a plugin.
+func TestReconnect(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	logFile := filepath.Join(t.TempDir(), "plugin.log")
+	done := runMain(ctx, dialing(rt), "-idx", "10", "-log-file", logFile)
+
+	first := registered(t, ctx, rt)
+	rt.SetAvailable(false)
+	first.Close()
+	// The runtime comes back after the plugin's first attempt failed.
+	for b, _ := os.ReadFile(logFile); !bytes.Contains(b, []byte("reconnecting to runtime failed")); b, _ = os.ReadFile(logFile) {
+		if ctx.Err() != nil {
+			t.Fatalf("no failed reconnection attempt logged:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rt.SetAvailable(true)
+	second := registered(t, ctx, rt)
+	rsp, err := second.CreateContainer(ctx, &api.PodSandbox{Id: "p"}, &api.Container{Id: "c", PodSandboxId: "p"})
+	if err != nil || len(rsp.GetAdjust().GetEnv()) != 1 {
+		t.Fatalf("CreateContainer after reconnecting: %v %v", rsp, err)
+	}
+	if err := second.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := result(t, done); err != nil || ExitCode(err, io.Discard) != 0 {
+		t.Errorf("Main after Shutdown = %v, want nil", err)
+	}
+	// No third connection after the Shutdown.
+	wait, cancelWait := context.WithTimeout(ctx, ReconnectInitial+500*time.Millisecond)
+	defer cancelWait()
+	if p, err := rt.NextPlugin(wait); err == nil {
+		t.Errorf("the plugin connected again after Shutdown: %v", p.Name())
+	}
+
+	log := readLog(t, logFile)
+	for _, want := range []string{"reconnecting to runtime failed", "reconnected to runtime", "not reconnecting"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestNoReconnect checks -reconnect=false: the plugin ends with an error
+// (status 1) when the runtime drops the connection.
+func TestNoReconnect(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := runMain(ctx, dialing(rt), "-idx", "10", "-reconnect=false")
+	registered(t, ctx, rt).Close()
+	err := result(t, done)
+	if !errors.Is(err, stub.ErrConnectionLost) || ExitCode(err, io.Discard) != 1 {
+		t.Errorf("Main after the connection was lost = %v, want a lost connection", err)
+	}
+}
+
+// readLog returns the log file's contents and checks that every line
+// has a time.
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) < 2 {
+		t.Errorf("log has %d lines:\n%s", len(lines), b)
+	}
+	for _, l := range lines {
+		ts, ok := strings.CutPrefix(l, "time=")
+		if !ok {
+			t.Errorf("log line without a time: %q", l)
+			continue
+		}
+		ts, _, _ = strings.Cut(ts, " ")
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+			t.Errorf("log line's time %q: %v", ts, err)
+		}
+	}
+	return string(b)
+}
+
+// TestLogFile checks -log-file: lines are appended to what the file
+// holds, a new file is created with mode 0640 at most, every line has a
+// time, and a failure is logged there too (standard error may be
+// /dev/null).
+func TestLogFile(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing.log")
+	if err := os.WriteFile(existing, []byte("time=2026-01-01T00:00:00Z level=INFO msg=earlier\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var built bool
+	var stderr bytes.Buffer
+	err := Main(context.Background(), spec(&built), []string{"-log-file", existing}, &stderr)
+	if err == nil || ExitCode(err, io.Discard) != 1 {
+		t.Fatalf("Main = %v, want the build error", err)
+	}
+	log := readLog(t, existing)
+	if !strings.HasPrefix(log, "time=2026-01-01T00:00:00Z level=INFO msg=earlier\n") ||
+		!strings.Contains(log, `level=ERROR msg="plugin failed" error="test: not built"`) {
+		t.Errorf("log file:\n%s", log)
+	}
+	if strings.Contains(stderr.String(), "level=") {
+		t.Errorf("log lines on stderr despite -log-file: %q", stderr.String())
+	}
+
+	created := filepath.Join(dir, "new.log")
+	_ = Main(context.Background(), spec(&built), []string{"-log-file", created}, io.Discard)
+	fi, err := os.Stat(created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm&^LogFileMode != 0 {
+		t.Errorf("log file created with mode %v, want at most %v", perm, os.FileMode(LogFileMode))
+	}
+
+	err = Main(context.Background(), spec(&built), []string{"-log-file", filepath.Join(dir, "missing", "x.log")}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "opening the log file") {
+		t.Errorf("unwritable log file: %v", err)
+	}
+}
+
+// TestLoggerTime checks that every line has a time, also when a runtime
+// launched the plugin (containerd does not stamp its plugins' output).
+func TestLoggerTime(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "3")
+	var b bytes.Buffer
+	log, err := NewLogger(&b, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("hello")
+	if !strings.HasPrefix(b.String(), "time=") {
+		t.Errorf("line without a time: %q", b.String())
 	}
 }

@@ -21,6 +21,10 @@ container created.
   --env KEY=VALUE      variable to inject; repeatable (default: $NRI_JS_ENV, one
                        KEY=VALUE per line, else ${DEFAULT_ENV})
   --proto PATH         nri.proto to load (default: the repository's proto/nrikit/nri.proto)
+  --log-file PATH      append log lines to PATH (created with mode 0640) instead of
+                       standard error, which runtimes may discard
+  --no-reconnect       exit when the connection to the runtime is lost; by default a
+                       plugin started by hand reconnects (a runtime restart)
   --quiet              log errors only
   -h, --help           print this help
 
@@ -82,12 +86,16 @@ function parseOptions(argv, env) {
       flags.quiet = true;
       continue;
     }
+    if (arg === '--no-reconnect') {
+      flags.noReconnect = true;
+      continue;
+    }
     const eq = arg.indexOf('=');
     if (arg.startsWith('--') && eq > 0) {
       value = arg.slice(eq + 1);
       arg = arg.slice(0, eq);
     }
-    if (!['--socket', '--name', '--idx', '--env', '--proto'].includes(arg)) {
+    if (!['--socket', '--name', '--idx', '--env', '--proto', '--log-file'].includes(arg)) {
       throw new Error(`unknown argument ${JSON.stringify(argv[i])}`);
     }
     if (value === null) {
@@ -98,6 +106,8 @@ function parseOptions(argv, env) {
     }
     if (arg === '--env') {
       flags.env.push(parseEnvAssignment(value, '--env'));
+    } else if (arg === '--log-file') {
+      flags.logFile = value;
     } else {
       flags[arg.slice(2)] = value;
     }
@@ -106,6 +116,10 @@ function parseOptions(argv, env) {
   const opts = {
     help: false,
     quiet: Boolean(flags.quiet),
+    // Reconnecting applies to a plugin that dials the runtime's socket; a
+    // launched one (inherited fd) is started again by the runtime.
+    reconnect: !flags.noReconnect,
+    logFile: flags.logFile || null,
     name: flags.name || env.NRI_PLUGIN_NAME || DEFAULT_NAME,
     idx: flags.idx || env.NRI_PLUGIN_IDX || DEFAULT_IDX,
     proto: flags.proto || null,

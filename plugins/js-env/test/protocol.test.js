@@ -189,3 +189,81 @@ test('end to end against a fake runtime over a unix socket', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// register drives a connected plugin through the handshake of the fake
+// runtime: Configure, the answer to RegisterPlugin, one Synchronize.
+async function register(rt) {
+  await rt.call('Configure', { runtime_name: 'fake', NRI_version: 'v0.12.5', registration_timeout: 5000, request_timeout: 2000, supported_events: 0x3fff },
+    'ConfigureRequest', 'ConfigureResponse');
+  rt.answerRegister();
+  await rt.call('Synchronize', {}, 'SynchronizeRequest', 'SynchronizeResponse');
+}
+
+const TIMESTAMPED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z \[42-js-env\] /;
+
+test('started by hand it reconnects when the runtime goes away, and ends at Shutdown; --log-file keeps timestamped lines', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'js-env-'));
+  const sock = path.join(dir, 'nri.sock');
+  const logFile = path.join(dir, 'plugin.log');
+  const first = fakeRuntime(sock);
+  await first.listening;
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'plugin.js'), '--socket', sock, '--idx', '42', '--log-file', logFile],
+    { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((r) => child.on('exit', (code) => r(code)));
+  let second = null;
+  try {
+    const rt1 = await first.connected;
+    await register(rt1);
+    // The runtime restarts: the connection drops without Shutdown, and a
+    // new runtime listens on the same path.
+    rt1.mux.destroy();
+    await rt1.closed;
+    fs.rmSync(sock, { force: true });
+    second = fakeRuntime(sock);
+    await second.listening;
+    const rt2 = await second.connected;
+    await register(rt2);
+    const cc = await rt2.call('CreateContainer', { pod: { id: 'p' }, container: { id: 'c', pod_sandbox_id: 'p' } }, 'CreateContainerRequest', 'CreateContainerResponse');
+    assert.deepStrictEqual(cc.adjust.env, [{ key: 'JS_PLUGIN', value: 'hello' }]);
+    await rt2.call('Shutdown', {}, 'Empty', 'Empty');
+    assert.strictEqual(await exited, 0);
+    const lines = fs.readFileSync(logFile, 'utf8').trimEnd().split('\n');
+    for (const line of lines) {
+      assert.match(line, TIMESTAMPED);
+    }
+    assert.ok(lines.some((l) => l.includes('reconnecting in 1000 ms')), lines.join('\n'));
+    assert.strictEqual(lines.filter((l) => l.endsWith('] registered')).length, 2, lines.join('\n'));
+    assert.strictEqual(fs.statSync(logFile).mode & 0o777 & ~0o640, 0);
+  } finally {
+    child.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('with --no-reconnect it exits when the runtime goes away', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'js-env-'));
+  const sock = path.join(dir, 'nri.sock');
+  const { listening, connected } = fakeRuntime(sock);
+  await listening;
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'plugin.js'), '--socket', sock, '--idx', '42', '--quiet', '--no-reconnect'],
+    { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((r) => child.on('exit', (code) => r(code)));
+  try {
+    const rt = await connected;
+    await register(rt);
+    rt.mux.destroy();
+    assert.strictEqual(await exited, 0);
+  } finally {
+    child.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('options: --log-file and --no-reconnect', () => {
+  const o = parseOptions(['--log-file', '/tmp/x.log', '--no-reconnect'], {});
+  assert.strictEqual(o.logFile, '/tmp/x.log');
+  assert.strictEqual(o.reconnect, false);
+  const d = parseOptions([], {});
+  assert.strictEqual(d.logFile, null);
+  assert.strictEqual(d.reconnect, true);
+});
