@@ -5,15 +5,16 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test test-unit test-interop fuzz lint generate check-generated tools bench clean
+.PHONY: test-js js-deps all build test test-unit test-interop test-e2e fuzz lint generate check-generated tools bench clean
 
 all: build
 
 build:
 	$(GO) build ./...
 
-## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop.
-test: check-format vet lint check-generated test-unit test-js fuzz test-interop
+## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
+## and the end-to-end suite against a real containerd (needs root: CI runs as root).
+test: check-format vet lint check-generated test-unit test-js fuzz test-interop test-e2e
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -32,6 +33,13 @@ test-js: js-deps
 ## js-deps: install the JavaScript plugin's pinned npm dependencies (package-lock.json).
 js-deps:
 	npm ci --prefix plugins/js-env --no-audit --no-fund
+
+## test-e2e: the end-to-end suite against a real containerd v2.4.2 (e2e/, a separate module; needs root,
+## unshare and ip; see docs/containerd.md). The first run builds containerd, ctr, its runc shim and crictl from
+## the Go module proxy into e2e/.bin (kept across runs) and installs runc with apt-get if missing.
+E2E_TIMEOUT ?= 30m
+test-e2e: js-deps
+	cd e2e && $(GO) vet ./... && GO=$(GO) $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 
 # The interop module links upstream's api package and ours, which register the
 # same protobuf names; neither resolves messages through the global registry,

@@ -1,0 +1,202 @@
+package harness
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// The suite's images, as named in containerd's image store.
+const (
+	// PauseImage is the pod sandbox image: containerd's pinned sandbox
+	// image, so it is never pulled.
+	PauseImage = "localhost/nrikit-pause:1"
+	// WorkloadImage is the test containers' image.
+	WorkloadImage = "localhost/nrikit-workload:1"
+)
+
+// Image is one single-binary image: an empty base with the static
+// program Binary at /Name, which is the entrypoint.
+type Image struct {
+	// Ref is the image's name, e.g. PauseImage.
+	Ref string
+	// Binary is the path of the static program on the host.
+	Binary string
+	// Name is the program's file name in the image's root.
+	Name string
+}
+
+// WriteImages writes images into one OCI image layout tarball at path,
+// each manifest annotated with io.containerd.image.name so that
+// `ctr images import` names it.
+func WriteImages(path string, images ...Image) error {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".oci-layout-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	lp, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	platform := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+	for _, im := range images {
+		img, err := singleBinaryImage(im, platform)
+		if err != nil {
+			return fmt.Errorf("image %s: %w", im.Ref, err)
+		}
+		tag := im.Ref[strings.LastIndex(im.Ref, ":")+1:]
+		if err := lp.AppendImage(img, layout.WithPlatform(platform), layout.WithAnnotations(map[string]string{
+			"io.containerd.image.name":          im.Ref,
+			"org.opencontainers.image.ref.name": tag,
+		})); err != nil {
+			return fmt.Errorf("image %s: %w", im.Ref, err)
+		}
+	}
+	return tarDir(dir, path)
+}
+
+func singleBinaryImage(im Image, platform v1.Platform) (v1.Image, error) {
+	prog, err := os.ReadFile(im.Binary)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, d := range []string{"dev/", "proc/", "sys/", "etc/", "tmp/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: im.Name, Mode: 0o755, Size: int64(len(prog))}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(prog); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return nil, err
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = platform.OS, platform.Architecture
+	cf.Config.Entrypoint = []string{"/" + im.Name}
+	cf.Config.Env = []string{"PATH=/"}
+	return mutate.ConfigFile(img, cf)
+}
+
+// tarDir writes the tree under dir as a tar file at path.
+func tarDir(dir, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			hdr.Name += "/"
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		src, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(tw, src)
+		return err
+	})
+	if cerr := tw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// GoBuild is a `go build` of main packages into a directory.
+type GoBuild struct {
+	// Go is the go command.
+	Go string
+	// Dir is the module directory the build runs in.
+	Dir string
+	// Out is the directory the binaries go to, one per package, named
+	// after the package's directory.
+	Out string
+	// Env is added to the environment (e.g. CGO_ENABLED=0 for the
+	// images' static programs).
+	Env []string
+	// Flags are extra build flags (e.g. -ldflags=...).
+	Flags []string
+	// Packages are the packages to build.
+	Packages []string
+}
+
+// Run runs the build, copying its output to log.
+func (b GoBuild) Run(ctx context.Context, log io.Writer) error {
+	if err := os.MkdirAll(b.Out, 0o755); err != nil {
+		return err
+	}
+	args := append(append([]string{"build", "-o", b.Out + "/"}, b.Flags...), b.Packages...)
+	cmd := exec.CommandContext(ctx, b.Go, args...)
+	cmd.Dir = b.Dir
+	cmd.Env = append(append(os.Environ(), "GOWORK=off"), b.Env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, log), io.MultiWriter(&out, log)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), b.Dir, err, out.String())
+	}
+	return nil
+}
