@@ -376,10 +376,7 @@ func TestFramesInterleave(t *testing.T) {
 
 // queuedBytes returns the payload bytes queued on c (white box).
 func queuedBytes(c net.Conn) int {
-	cc := c.(*conn)
-	cc.qmu.Lock()
-	defer cc.qmu.Unlock()
-	return cc.queued
+	return int(c.(*conn).queued.Load())
 }
 
 // expectNoData checks that nothing can be read from c for d.

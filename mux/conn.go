@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,11 +41,10 @@ type conn struct {
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 
-	// qmu guards queued, the payload bytes in queue; space is signalled
+	// queued counts the payload bytes in queue; space is signalled
 	// when a reader takes a frame, for the trunk reader waiting for room
-	// (see enqueue).
-	qmu    sync.Mutex
-	queued int
+	// (see enqueue). Only the trunk reader adds to queued.
+	queued atomic.Int64
 	space  chan struct{}
 
 	// wlock serialises the writes of this connection (a one-slot
@@ -57,8 +57,8 @@ type conn struct {
 
 	rdl deadline
 
-	wdlMu sync.Mutex
-	wdl   time.Time
+	// wdl is the write deadline in Unix nanoseconds (0: none).
+	wdl atomic.Int64
 }
 
 func newConn(m *Mux, id ConnID) *conn {
@@ -154,13 +154,12 @@ func peerClosed(cause error) bool {
 // locally (the frame is discarded) or the mux shuts down.
 func (c *conn) enqueue(frame []byte) error {
 	for {
-		c.qmu.Lock()
-		if c.queued == 0 || c.queued+len(frame) <= c.m.cfg.queueBytes {
-			c.queued += len(frame)
-			c.qmu.Unlock()
+		// Readers only take bytes away meanwhile, and signal space
+		// when they do, so no wake-up is lost.
+		if q := c.queued.Load(); q == 0 || q+int64(len(frame)) <= int64(c.m.cfg.queueBytes) {
+			c.queued.Add(int64(len(frame)))
 			break
 		}
-		c.qmu.Unlock()
 		select {
 		case <-c.space:
 		case <-c.closed:
@@ -181,9 +180,7 @@ func (c *conn) enqueue(frame []byte) error {
 
 // took accounts for a frame a reader took from the queue.
 func (c *conn) took(f []byte) {
-	c.qmu.Lock()
-	c.queued -= len(f)
-	c.qmu.Unlock()
+	c.queued.Add(-int64(len(f)))
 	select {
 	case c.space <- struct{}{}:
 	default:
@@ -191,12 +188,9 @@ func (c *conn) took(f []byte) {
 }
 
 // acquire takes the one-slot semaphore sem, waiting at most until dl
-// (zero: no limit), and fails if the connection is closed or the mux
-// shuts down meanwhile.
+// (zero: no limit), and fails if the connection is closed, its write
+// deadline has passed or the mux shuts down.
 func (c *conn) acquire(sem chan struct{}, dl time.Time) error {
-	if err := c.checkWritable(); err != nil {
-		return err
-	}
 	select {
 	case sem <- struct{}{}:
 	default:
@@ -225,9 +219,10 @@ func (c *conn) acquire(sem chan struct{}, dl time.Time) error {
 
 // writeDeadline returns the connection's write deadline (zero: none).
 func (c *conn) writeDeadline() time.Time {
-	c.wdlMu.Lock()
-	defer c.wdlMu.Unlock()
-	return c.wdl
+	if d := c.wdl.Load(); d != 0 {
+		return time.Unix(0, d)
+	}
+	return time.Time{}
 }
 
 // checkWritable reports why the connection cannot be written to, if so.
@@ -240,10 +235,7 @@ func (c *conn) checkWritable() error {
 		return c.opError("write", fmt.Errorf("%w: %w", net.ErrClosed, c.m.cause()))
 	default:
 	}
-	c.wdlMu.Lock()
-	wdl := c.wdl
-	c.wdlMu.Unlock()
-	if !wdl.IsZero() && !time.Now().Before(wdl) {
+	if d := c.wdl.Load(); d != 0 && time.Now().UnixNano() >= d {
 		return c.opError("write", os.ErrDeadlineExceeded)
 	}
 	return nil
@@ -257,9 +249,6 @@ func (c *conn) checkWritable() error {
 // running; one cut short on the trunk fails the whole Mux, as does any
 // failed trunk write.
 func (c *conn) Write(p []byte) (int, error) {
-	if err := c.checkWritable(); err != nil {
-		return 0, err
-	}
 	return c.m.write(c, p)
 }
 
@@ -305,9 +294,11 @@ func (c *conn) SetWriteDeadline(t time.Time) error {
 	if c.isClosed() {
 		return c.opError("set", net.ErrClosed)
 	}
-	c.wdlMu.Lock()
-	c.wdl = t
-	c.wdlMu.Unlock()
+	var d int64
+	if !t.IsZero() {
+		d = max(t.UnixNano(), 1)
+	}
+	c.wdl.Store(d)
 	return nil
 }
 

@@ -180,7 +180,8 @@ func WithConnIDs(ids ...ConnID) Option {
 }
 
 // WithWriteTimeout bounds every write on a logical connection: a write
-// that has not been taken in by the trunk within d fails. A write that
+// that has not been taken in by the trunk within d fails (within d to
+// 1.25 d: the trunk's deadline is not reset for every frame). A write that
 // times out before any of it was sent returns an error satisfying
 // errors.Is(err, os.ErrDeadlineExceeded) and leaves the mux running; one
 // that times out part way fails the whole mux (a frame cannot be taken
@@ -393,7 +394,7 @@ func (m *Mux) open(op string, id ConnID) (*conn, error) {
 	// byte bound, which only delays the next frame.
 	for _, f := range m.pending[id] {
 		c.queue <- f
-		c.queued += len(f)
+		c.queued.Add(int64(len(f)))
 		m.pendingBytes -= len(f)
 	}
 	delete(m.pending, id)
@@ -528,9 +529,10 @@ func (m *Mux) dispatch(id ConnID, frame []byte) error {
 // the mux's write timeout, whichever comes first.
 func (m *Mux) write(c *conn, p []byte) (int, error) {
 	dl := c.writeDeadline()
+	var slack time.Duration // see writeFrame
 	if to := time.Duration(m.writeTimeout.Load()); to > 0 {
 		if t := time.Now().Add(to); dl.IsZero() || t.Before(dl) {
-			dl = t
+			dl, slack = t, to/4
 		}
 	}
 	if err := c.acquire(c.wlock, dl); err != nil {
@@ -549,7 +551,7 @@ func (m *Mux) write(c *conn, p []byte) (int, error) {
 			return 0, err
 		}
 		n := min(len(p), m.cfg.maxPayload)
-		if err := m.writeFrame(c.id, p[:n], dl); err != nil {
+		if err := m.writeFrame(c.id, p[:n], dl, slack); err != nil {
 			// A partially written frame leaves the stream unframeable,
 			// and trunk write errors are not recoverable anyway: fail
 			// the whole mux, before letting go of the trunk, so that no
@@ -569,14 +571,24 @@ func (m *Mux) write(c *conn, p []byte) (int, error) {
 	return written, nil
 }
 
-// writeFrame writes one frame with deadline dl (zero: none). The caller
-// holds m.tlock.
-func (m *Mux) writeFrame(id ConnID, payload []byte, dl time.Time) error {
-	if !dl.Equal(m.trunkDL) {
-		if err := m.trunk.SetWriteDeadline(dl); err != nil && !dl.IsZero() {
+// writeFrame writes one frame with deadline dl (zero: none). With slack,
+// a deadline between dl and dl+slack will do: the one set for an earlier
+// frame is kept while it falls in that range, and a new one is set at
+// dl+slack, so that a stream of writes under the mux's write timeout
+// resets the trunk's deadline (which costs a timer update each time) at
+// most every slack. The caller holds m.tlock.
+func (m *Mux) writeFrame(id ConnID, payload []byte, dl time.Time, slack time.Duration) error {
+	keep := dl.Equal(m.trunkDL) ||
+		(slack > 0 && !m.trunkDL.Before(dl) && !m.trunkDL.After(dl.Add(slack)))
+	if !keep {
+		target := dl
+		if !dl.IsZero() {
+			target = dl.Add(slack)
+		}
+		if err := m.trunk.SetWriteDeadline(target); err != nil && !target.IsZero() {
 			return fmt.Errorf("setting the trunk write deadline: %w", err)
 		}
-		m.trunkDL = dl
+		m.trunkDL = target
 	}
 	binary.BigEndian.PutUint32(m.whdr[0:4], uint32(id))
 	binary.BigEndian.PutUint32(m.whdr[4:8], uint32(len(payload)))
