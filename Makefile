@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test test-unit test-interop test-e2e fuzz lint generate check-generated tools bench clean
+.PHONY: test-js js-deps all build test check-tidy test-unit test-interop test-e2e fuzz lint generate check-generated tools bench clean
 
 all: build
 
@@ -14,11 +14,16 @@ build:
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
 ## and the end-to-end suite against a real containerd (needs root: CI runs as root).
-test: check-format vet lint check-generated test-unit test-js fuzz test-interop test-e2e
+test: check-format check-tidy vet lint check-generated test-unit test-js fuzz test-interop test-e2e
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## check-tidy: go.mod and go.sum of the main module and of e2e/ are what `go mod tidy` makes them.
+check-tidy:
+	$(GO) mod tidy -diff
+	cd e2e && $(GO) mod tidy -diff
 
 vet:
 	$(GO) vet ./...
