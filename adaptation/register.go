@@ -93,6 +93,9 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	err = s.await(ctx)
 	registered()
 	if err != nil {
+		if s.abandon() {
+			err = fmt.Errorf("%w (the plugin was admitted as %q, now dropped)", err, s.p.full)
+		}
 		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
 		if s.answered() {
@@ -157,6 +160,25 @@ func (s *session) await(ctx context.Context) error {
 		return s.err
 	}
 	return nil
+}
+
+// abandon cleans up after a registration that await gave up on (the
+// connection closed, or ctx ended, while RegisterPlugin was handled): it
+// waits for the handler, bounded by the registration timeout like the
+// handler itself, and drops the plugin the handler admitted, which would
+// otherwise keep its name taken. It reports whether there was one.
+func (s *session) abandon() bool {
+	select {
+	case <-s.arrived:
+	default:
+		return false
+	}
+	<-s.decided
+	if s.p == nil {
+		return false
+	}
+	s.a.unadmit(s.p)
+	return true
 }
 
 // answered reports whether RegisterPlugin was answered.

@@ -230,6 +230,14 @@ func (c *pluginCheck) closes(ctx context.Context) {
 	closedByPlugin := c.isGone()
 	if !closedByPlugin {
 		if err := c.sess.closeWrite(); err != nil {
+			// The socket may be failing because the plugin closed it
+			// just now: the connection is then gone a moment later.
+			grace := time.NewTimer(time.Second)
+			select {
+			case <-c.sess.done():
+			case <-grace.C:
+			}
+			grace.Stop()
 			if !c.isGone() {
 				c.rec.fail(CheckCloses, 0, "%v", err)
 				return
