@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Launcher returns how to start the sample plugin called name as a
@@ -27,6 +29,7 @@ type config struct {
 	runtimeName         string
 	runtimeVersion      string
 	onRegistrationError func(plugin, reason string)
+	metrics             prometheus.Registerer // see WithMetrics
 }
 
 func defaultConfig() config {

@@ -156,6 +156,9 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 		opts = append(opts, adaptation.WithBuiltinPlugin(PolicyPluginIndex, PolicyPluginName, svc))
 	}
 	opts = append(opts, s.validatorOptions()...)
+	if s.cfg.metrics != nil {
+		opts = append(opts, adaptation.WithMetrics(s.cfg.metrics))
+	}
 	return opts, nil
 }
 

@@ -22,6 +22,8 @@ type core struct {
 	// or the implemented events.
 	wanted api.EventMask
 	name   string // IDX-NAME, for messages
+	// metrics are recorded by a Stub with WithMetricsAddr (nil: none).
+	metrics *stubMetrics
 
 	// syncGCPercent is the GC percentage sessions apply while
 	// synchronizing (0: none); set by Start (see WithSyncGCPercent).

@@ -31,6 +31,7 @@ type config struct {
 	onClose      func(error)
 	maxProcs     processSetting // see WithMaxProcs
 	syncGC       processSetting // see WithSyncGCPercent
+	metricsAddr  string         // see WithMetricsAddr
 
 	reconnectInitial, reconnectMax time.Duration
 }

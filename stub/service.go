@@ -50,7 +50,9 @@ func (d *dispatcher) invoke(ctx context.Context, name string, timeout time.Durat
 			d.c.log.Error("plugin handler panicked", "plugin", d.c.name, "handler", name,
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
-		if took := time.Since(start); timeout > 0 && took > timeout {
+		took := time.Since(start)
+		d.c.metrics.observe(name, took, err)
+		if timeout > 0 && took > timeout {
 			d.c.log.Warn("plugin handler took longer than the runtime's request timeout",
 				"plugin", d.c.name, "handler", name, "duration", took, "timeout", timeout)
 		}

@@ -21,8 +21,9 @@ type Stub struct {
 
 	mu       sync.Mutex
 	life     *lifetime
-	sess     *session // current connection, nil while disconnected
-	connUsed bool     // the given or inherited connection was used
+	sess     *session      // current connection, nil while disconnected
+	health   *healthServer // see WithMetricsAddr; nil while not serving
+	connUsed bool          // the given or inherited connection was used
 }
 
 // lifetime is one run of a stub, from Start until it stops.
@@ -70,6 +71,9 @@ func New(plugin any, opts ...Option) (*Stub, error) {
 		return nil, errors.New("stub: WithReconnect cannot be combined with WithConnection")
 	}
 	c.name = api.FullPluginName(id.idx, id.name)
+	if c.cfg.metricsAddr != "" {
+		c.metrics = newStubMetrics()
+	}
 	c.log.Info("created plugin stub", "handles", c.implemented.String(), "connection", id.source.String())
 	return &Stub{c: c, id: id}, nil
 }
@@ -122,9 +126,16 @@ func (st *Stub) Start(ctx context.Context) error {
 	st.life = life
 	st.mu.Unlock()
 	st.applyProcessSettings()
+	if err := st.startHealth(); err != nil {
+		life.finish(err)
+		return err
+	}
+	st.c.metrics.setState(stateConnecting)
 
 	sess, err := st.connectAndRegister(ctx, life.stopC)
 	if err != nil {
+		st.c.metrics.setState(stateStopped)
+		st.stopHealth()
 		if errors.Is(err, ErrClosed) {
 			life.finish(nil)
 		} else {
@@ -132,6 +143,7 @@ func (st *Stub) Start(ctx context.Context) error {
 		}
 		return err
 	}
+	st.c.metrics.registered(false)
 	go st.supervise(life, sess)
 	return nil
 }
@@ -171,6 +183,7 @@ func (st *Stub) supervise(life *lifetime, sess *session) {
 	for {
 		reason := st.serve(life, sess)
 		st.setSession(sess, nil)
+		st.c.metrics.setState(stateConnecting)
 		st.c.log.Info("connection to runtime ended", "reason", reason)
 		if hook := st.c.cfg.onClose; hook != nil {
 			life.inHook.Store(true)
@@ -178,17 +191,21 @@ func (st *Stub) supervise(life *lifetime, sess *session) {
 			life.inHook.Store(false)
 		}
 		if errors.Is(reason, ErrClosed) {
+			st.c.metrics.setState(stateStopped)
 			life.finish(nil)
 			return
 		}
 		if st.c.cfg.reconnectInitial == 0 || st.id.source != dialSocket {
+			st.c.metrics.setState(stateStopped)
 			life.finish(reason)
 			return
 		}
 		if sess = st.reconnect(life); sess == nil {
+			st.c.metrics.setState(stateStopped)
 			life.finish(nil)
 			return
 		}
+		st.c.metrics.registered(true)
 	}
 }
 
@@ -244,8 +261,9 @@ func (st *Stub) reconnect(life *lifetime) *session {
 
 // Stop stops the stub: it closes the connection and ends [Stub.Run] and
 // [Stub.Wait]. It waits until the stub has stopped, except when called
-// from the [WithOnClose] hook. Stopping a stub that is not running does
-// nothing.
+// from the [WithOnClose] hook. It also stops serving the endpoints of
+// [WithMetricsAddr], which outlive a lifetime that ended by itself until
+// then. Stopping a stub that is not running does nothing else.
 func (st *Stub) Stop() {
 	st.mu.Lock()
 	life := st.life
@@ -257,6 +275,7 @@ func (st *Stub) Stop() {
 	if !life.inHook.Load() {
 		<-life.done
 	}
+	st.stopHealth()
 }
 
 // Wait blocks until a started stub stops and returns why: nil after
@@ -276,7 +295,8 @@ func (st *Stub) Wait() error {
 }
 
 // Run starts the stub and serves until the stub stops (see [Stub.Wait]) or
-// ctx is done, when it stops the stub and returns ctx.Err().
+// ctx is done, when it stops the stub and returns ctx.Err(). The endpoints
+// of [WithMetricsAddr] are served until Run returns.
 func (st *Stub) Run(ctx context.Context) error {
 	if err := st.Start(ctx); err != nil {
 		return err
@@ -286,6 +306,7 @@ func (st *Stub) Run(ctx context.Context) error {
 	st.mu.Unlock()
 	select {
 	case <-life.done:
+		st.stopHealth()
 		return life.err
 	case <-ctx.Done():
 		st.Stop()

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/examples"
@@ -20,6 +24,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		wait     int
 		timeout  time.Duration
 		keep     bool
+		metrics  string
 	)
 	c := &cobra.Command{
 		Use:   "serve --socket PATH",
@@ -30,7 +35,8 @@ synchronized), plays the scenario (by default the built-in serve scenario, examp
 and prints the report. Registration failures are printed as they happen, with the reason the
 runtime gave the plugin. If the plugins do not register within --timeout, nri serve exits
 with status 4, naming what is missing. With --keep it keeps serving after the report, until
-interrupted.`,
+interrupted. With --metrics-addr it serves the runtime library's Prometheus metrics
+(nri_plugin_requests_total, ...) at /metrics on that TCP address.`,
 		Example: `  # Terminal 1: wait for one plugin.
   nri serve --socket /tmp/nri.sock --wait-plugins 1
 
@@ -38,7 +44,10 @@ interrupted.`,
   nri plugin logger -idx 10 -socket /tmp/nri.sock
 
   # Your scenario, JSON report, keep serving afterwards.
-  nri serve --socket /tmp/nri.sock --scenario my.yaml --wait-plugins 2 --timeout 1m --output json --keep`,
+  nri serve --socket /tmp/nri.sock --scenario my.yaml --wait-plugins 2 --timeout 1m --output json --keep
+
+  # The runtime library's metrics at http://127.0.0.1:9090/metrics.
+  nri serve --socket /tmp/nri.sock --metrics-addr 127.0.0.1:9090 --keep`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := f.check(); err != nil {
@@ -54,10 +63,20 @@ interrupted.`,
 			if err != nil {
 				return err
 			}
-			opts, err := f.simulatorOptions(g, simulator.WithSocketPath(socket),
+			extra := []simulator.Option{simulator.WithSocketPath(socket),
 				simulator.WithRegistrationErrors(func(plugin, reason string) {
 					fmt.Fprintf(g.stderr, "nri: plugin %s not registered: %s\n", plugin, reason)
-				}))
+				})}
+			var ms *metricsServer
+			if metrics != "" {
+				if ms, err = listenMetrics(metrics); err != nil {
+					return codef(exitUsage, "--metrics-addr: %v", err)
+				}
+				defer ms.close()
+				extra = append(extra, simulator.WithMetrics(ms.reg))
+				fmt.Fprintf(g.stderr, "nri: serving metrics on http://%s/metrics\n", ms.ln.Addr())
+			}
+			opts, err := f.simulatorOptions(g, extra...)
 			if err != nil {
 				return err
 			}
@@ -75,7 +94,49 @@ interrupted.`,
 	fl.IntVar(&wait, "wait-plugins", 1, "number of external plugins to wait for before playing")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the plugins")
 	fl.BoolVar(&keep, "keep", false, "keep serving after the report, until interrupted")
+	fl.StringVar(&metrics, "metrics-addr", "", "serve the runtime library's Prometheus metrics at /metrics on this TCP address, such as 127.0.0.1:9090 (default: off)")
 	return c
+}
+
+// metricsServer serves a registry of the runtime library's metrics.
+type metricsServer struct {
+	reg  *prometheus.Registry
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+}
+
+// listenMetrics starts serving a new registry at /metrics on addr.
+func listenMetrics(addr string) (*metricsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	m := &metricsServer{reg: prometheus.NewRegistry(), ln: ln, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	m.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       time.Minute,
+	}
+	go func() {
+		defer close(m.done)
+		_ = m.srv.Serve(ln)
+	}()
+	return m, nil
+}
+
+// close stops serving, after at most a few seconds for scrapes in flight.
+func (m *metricsServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.srv.Shutdown(ctx); err != nil {
+		_ = m.srv.Close()
+	}
+	<-m.done
 }
 
 func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simulator, socket string, wait int, timeout time.Duration, keep bool) (err error) {

@@ -121,6 +121,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	socket := fs.String("socket", api.DefaultSocketPath, "runtime socket, for a plugin started by hand")
 	reconnect := fs.Bool("reconnect", true, "reconnect when the connection to the runtime is lost (a runtime restart; plugins started by hand only)")
 	logFile := fs.String("log-file", "", "append log lines to this file (created with mode 0640) instead of stderr")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics, /readyz and /livez on this TCP address, such as 127.0.0.1:9090 (default: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -138,21 +139,27 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		out = f
 	}
 	logger := slog.New(slog.NewTextHandler(out, nil))
-	err := serve(ctx, logger, *name, *idx, *socket, *reconnect)
+	err := serve(ctx, logger, *name, *idx, *socket, *metricsAddr, *reconnect)
 	if err != nil {
 		logger.Error("plugin failed", "error", err)
 	}
 	return err
 }
 
-// serve runs the plugin's stub.
-func serve(ctx context.Context, logger *slog.Logger, name, idx, socket string, reconnect bool) error {
+// serve runs the plugin's stub. With a metrics address, the stub serves
+// Prometheus metrics (/metrics) and health checks for Kubernetes probes:
+// /readyz (registered with the runtime) and /livez (connected or
+// reconnecting).
+func serve(ctx context.Context, logger *slog.Logger, name, idx, socket, metricsAddr string, reconnect bool) error {
 	opts := []stub.Option{stub.WithLogger(logger), stub.WithSocketPath(socket)}
 	if name != "" {
 		opts = append(opts, stub.WithPluginName(name))
 	}
 	if idx != "" {
 		opts = append(opts, stub.WithPluginIdx(idx))
+	}
+	if metricsAddr != "" {
+		opts = append(opts, stub.WithMetricsAddr(metricsAddr))
 	}
 	var s *stub.Stub
 	if reconnect {

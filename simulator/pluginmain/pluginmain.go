@@ -33,6 +33,11 @@
 // back would only be dismissed again. A plugin the runtime launched (with
 // an inherited socket) cannot reconnect: the runtime starts it again.
 //
+// -metrics-addr ADDR (such as 127.0.0.1:9090; off by default) serves
+// Prometheus metrics at /metrics and the health checks /readyz (200 while
+// registered with the runtime) and /livez (200 while connected or
+// reconnecting) on ADDR; see [stub.WithMetricsAddr].
+//
 // Every log line has a time. -log-file PATH appends the lines to PATH
 // (created with mode 0640) instead of standard error: containerd and
 // CRI-O start pre-installed plugins with standard error on /dev/null.
@@ -101,6 +106,7 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 	fs.StringVar(&c.socket, "socket", "", "runtime socket to connect to (default "+api.DefaultSocketPath+")")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFile := fs.String("log-file", "", "append log lines to this file (created with mode 0640) instead of standard error")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this TCP address, such as 127.0.0.1:9090 (default: off)")
 	fs.BoolVar(&c.reconnect, "reconnect", true, "when started by hand: reconnect after losing the connection to the runtime (a runtime restart); -reconnect=false exits instead")
 	c.scope.register(fs, spec.Scope)
 	build := spec.Setup(fs)
@@ -143,6 +149,7 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 // common are the flags every sample plugin takes that shape its stub.
 type common struct {
 	name, idx, socket string
+	metricsAddr       string
 	reconnect         bool
 	scope             scopeFlags
 }
@@ -160,6 +167,9 @@ func (c *common) run(ctx context.Context, name string, log *slog.Logger, build N
 	}
 	if c.socket != "" {
 		opts = append(opts, stub.WithSocketPath(c.socket))
+	}
+	if c.metricsAddr != "" {
+		opts = append(opts, stub.WithMetricsAddr(c.metricsAddr))
 	}
 	var s *stub.Stub
 	if c.reconnect && os.Getenv(api.PluginSocketEnvVar) == "" {

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +66,7 @@ func TestMainUsage(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) || ExitCode(err, &stderr) != 0 {
 		t.Errorf("-help: %v", err)
 	}
-	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level", "-log-file", "-reconnect"} {
+	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level", "-log-file", "-reconnect", "-metrics-addr"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr.String())
 		}
@@ -287,4 +289,65 @@ func TestLoggerTime(t *testing.T) {
 	if !strings.HasPrefix(b.String(), "time=") {
 		t.Errorf("line without a time: %q", b.String())
 	}
+}
+
+// TestMetricsAddr checks -metrics-addr: the plugin serves /readyz once
+// registered and /metrics with the events it handled, and stops serving
+// when it ends.
+func TestMetricsAddr(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	addr := freeLoopbackAddr(t)
+	done := runMain(ctx, dialing(rt), "-idx", "10", "-metrics-addr", addr)
+	p := registered(t, ctx, rt)
+	if _, err := p.CreateContainer(ctx, &api.PodSandbox{Id: "p"}, &api.Container{Id: "c", PodSandboxId: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		for {
+			rsp, err := client.Get("http://" + addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rsp.Body)
+			rsp.Body.Close()
+			// Registration completes on the plugin's side just after the runtime's.
+			if path != "/readyz" || rsp.StatusCode == http.StatusOK || ctx.Err() != nil {
+				return rsp.StatusCode, string(b)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if code, _ := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz = %d", code)
+	}
+	if code, _ := get("/livez"); code != http.StatusOK {
+		t.Errorf("/livez = %d", code)
+	}
+	if _, body := get("/metrics"); !strings.Contains(body, `nri_stub_handler_calls_total{handler="CreateContainer"} 1`) {
+		t.Errorf("/metrics:\n%s", body)
+	}
+	cancel()
+	if err := result(t, done); err != nil {
+		t.Errorf("Main = %v", err)
+	}
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Error("still serving after Main returned")
+	}
+}
+
+// freeLoopbackAddr returns a loopback address with a port that was free.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
