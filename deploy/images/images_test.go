@@ -1,0 +1,302 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+)
+
+// TestBuildReproducible builds two plugin images twice, into different
+// directories, and checks that both builds give the same digests and the
+// same tarball bytes, and what each image holds.
+func TestBuildReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds plugin binaries")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func(out string) Options {
+		return Options{
+			Go:      "go", // go test puts its own GOROOT/bin first in PATH
+			Root:    root,
+			Out:     out,
+			Repo:    "example.test/nrikit/",
+			Version: "v1.2.3+test",
+			Source:  "https://example.test/nrikit",
+			Created: time.Unix(1700000000, 0).UTC(),
+			Arch:    runtime.GOARCH,
+			Only:    []string{"logger", "template"},
+			Log:     t.Output(),
+		}
+	}
+	ctx := t.Context()
+	o := opts(t.TempDir())
+	first, err := Build(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Build(ctx, opts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 2 || len(second) != 2 {
+		t.Fatalf("built %d and %d images, want 2 each", len(first), len(second))
+	}
+	for i, a := range first {
+		b := second[i]
+		if a.Name != b.Name || a.Digest != b.Digest {
+			t.Errorf("image %d: %s %s, then %s %s", i, a.Name, a.Digest, b.Name, b.Digest)
+		}
+		if fileSum(t, a.Path) != fileSum(t, b.Path) {
+			t.Errorf("%s: the two tarballs differ", a.Name)
+		}
+		t.Logf("%s %s %d bytes", a.Ref, a.Digest, a.Size)
+		t.Run(a.Name, func(t *testing.T) { checkImage(t, a, o) })
+	}
+}
+
+// checkImage reads a tarball back as an OCI layout and checks its index,
+// manifest, config and layer.
+func checkImage(t *testing.T, r Result, o Options) {
+	dir := t.TempDir()
+	untar(t, r.Path, dir)
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 {
+		t.Fatalf("index has %d manifests, want 1", len(im.Manifests))
+	}
+	desc := im.Manifests[0]
+	wantRef := "example.test/nrikit/" + r.Name + ":v1.2.3-test"
+	if r.Ref != wantRef || desc.Annotations[containerdImageName] != wantRef || desc.Annotations[refName] != "v1.2.3-test" {
+		t.Errorf("ref %q, index annotations %v, want %s", r.Ref, desc.Annotations, wantRef)
+	}
+	if desc.Digest != r.Digest || desc.MediaType != types.OCIManifestSchema1 {
+		t.Errorf("index entry %s %s, want %s %s", desc.MediaType, desc.Digest, types.OCIManifestSchema1, r.Digest)
+	}
+	if desc.Platform == nil || desc.Platform.OS != "linux" || desc.Platform.Architecture != o.Arch {
+		t.Errorf("index platform %v, want linux/%s", desc.Platform, o.Arch)
+	}
+	img, err := idx.Image(desc.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Image(img); err != nil {
+		t.Fatalf("invalid image: %v", err)
+	}
+
+	wantLabels := map[string]string{
+		"org.opencontainers.image.source":   "https://example.test/nrikit",
+		"org.opencontainers.image.version":  "v1.2.3+test",
+		"org.opencontainers.image.licenses": "Apache-2.0",
+		"org.opencontainers.image.title":    "nrikit " + r.Name,
+		"org.opencontainers.image.created":  "2023-11-14T22:13:20Z",
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(m.Annotations, wantLabels) {
+		t.Errorf("manifest annotations %v, want %v", m.Annotations, wantLabels)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(cf.Config.Labels, wantLabels) {
+		t.Errorf("config labels %v, want %v", cf.Config.Labels, wantLabels)
+	}
+	if !slices.Equal(cf.Config.Entrypoint, []string{"/" + r.Name}) || len(cf.Config.Cmd) != 0 {
+		t.Errorf("entrypoint %q cmd %q, want [/%s] and none", cf.Config.Entrypoint, cf.Config.Cmd, r.Name)
+	}
+	if cf.Config.User != "65532:65532" {
+		t.Errorf("user %q, want 65532:65532", cf.Config.User)
+	}
+	if !cf.Created.Equal(o.Created) || cf.OS != "linux" || cf.Architecture != o.Arch {
+		t.Errorf("created %v on %s/%s, want %v on linux/%s", cf.Created, cf.OS, cf.Architecture, o.Created, o.Arch)
+	}
+	for _, h := range cf.History {
+		if !h.Created.Equal(o.Created) {
+			t.Errorf("history entry created %v, want %v", h.Created, o.Created)
+		}
+	}
+
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layers) != 1 {
+		t.Fatalf("%d layers, want 1", len(layers))
+	}
+	if mt, err := layers[0].MediaType(); err != nil || mt != types.OCILayer {
+		t.Errorf("layer media type %s (%v), want %s", mt, err, types.OCILayer)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	checkLayer(t, tar.NewReader(rc), r.Name, o.Created)
+}
+
+// checkLayer checks that the layer holds the static binary and the base
+// files only, owned by root, with the fixed time.
+func checkLayer(t *testing.T, tr *tar.Reader, name string, mtime time.Time) {
+	want := []string{"etc/", "etc/group", "etc/passwd", "tmp/", name}
+	var got []string
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, hdr.Name)
+		if hdr.Uid != 0 || hdr.Gid != 0 || hdr.Uname != "" || hdr.Gname != "" || !hdr.ModTime.Equal(mtime) {
+			t.Errorf("%s: owner %d:%d (%q:%q), time %v; want 0:0 and %v", hdr.Name, hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname, hdr.ModTime, mtime)
+		}
+		if hdr.Name == "etc/passwd" {
+			body, _ := io.ReadAll(tr)
+			if !bytes.Contains(body, []byte("nonroot:x:65532:65532:")) {
+				t.Errorf("etc/passwd has no nonroot user:\n%s", body)
+			}
+		}
+		if hdr.Name != name {
+			continue
+		}
+		if hdr.Mode != 0o755 || hdr.Typeflag != tar.TypeReg {
+			t.Errorf("%s: mode %o type %c, want a 755 regular file", name, hdr.Mode, hdr.Typeflag)
+		}
+		prog, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStatic(t, name, prog)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("layer holds %q, want %q", got, want)
+	}
+}
+
+// checkStatic checks that prog is a stripped, statically linked Linux ELF
+// executable: no interpreter, no shared libraries, no symbol table.
+func checkStatic(t *testing.T, name string, prog []byte) {
+	f, err := elf.NewFile(bytes.NewReader(prog))
+	if err != nil {
+		t.Fatalf("%s: not an ELF file: %v", name, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("%s: dynamically linked (program header %v)", name, p.Type)
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Errorf("%s: needs shared libraries %v", name, libs)
+	}
+	if f.Section(".symtab") != nil {
+		t.Errorf("%s: not stripped (has .symtab)", name)
+	}
+}
+
+func TestImageTag(t *testing.T) {
+	for _, tc := range []struct{ version, tag string }{
+		{"dev", "dev"},
+		{"80d8a9f", "80d8a9f"},
+		{"v0.1.0-3-g80d8a9f", "v0.1.0-3-g80d8a9f"},
+		{"v1.2.3+meta", "v1.2.3-meta"},
+		{"", ""},
+		{"-x", ""},
+		{"a/b", ""},
+	} {
+		tag, err := imageTag(tc.version)
+		if tag != tc.tag || (err != nil) != (tc.tag == "") {
+			t.Errorf("imageTag(%q) = %q, %v; want %q", tc.version, tag, err, tc.tag)
+		}
+	}
+}
+
+func TestSourceDate(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want time.Time
+		ok   bool
+	}{
+		{"", time.Unix(0, 0).UTC(), true},
+		{"1700000000", time.Unix(1700000000, 0).UTC(), true},
+		{"-1", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+	} {
+		got, err := sourceDate(tc.env)
+		if !got.Equal(tc.want) || (err == nil) != tc.ok {
+			t.Errorf("sourceDate(%q) = %v, %v; want %v (ok %v)", tc.env, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func fileSum(t *testing.T, path string) [sha256.Size]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+func untar(t *testing.T, path, dir string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(hdr.Name))
+		if !filepath.IsLocal(hdr.Name) {
+			t.Fatalf("tarball entry %q escapes the layout", hdr.Name)
+		}
+		if hdr.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
