@@ -24,6 +24,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/mux"
 	"github.com/nrikit/nrikit/socketpair"
 	"github.com/nrikit/nrikit/stub"
@@ -37,46 +38,18 @@ const helperEnv = "NRIKIT_ADAPTATION_TEST_PLUGIN"
 
 // helperArgs returns the command-line arguments that run the test binary
 // as a plugin in mode with args.
-func helperArgs(mode string, args ...string) []string {
-	return append([]string{"-test.run=^TestHelperProcess$", "--", mode}, args...)
-}
+func helperArgs(mode string, args ...string) []string { return runtimetest.HelperArgs(mode, args...) }
 
 // TestHelperProcess is not a test: it is the plugin process.
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "1" {
+	modes := map[string]func([]string) error{"stub": runStubPlugin, "raw": runRawPlugin}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process for the other tests")
 	}
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	var err error
-	switch args[0] {
-	case "stub":
-		err = runStubPlugin(args[1:])
-	case "raw":
-		err = runRawPlugin(args[1:])
-	default:
-		err = fmt.Errorf("unknown mode %q", args[0])
-	}
-	if err != nil {
-		say("EXIT %v", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
-
-var sayMu sync.Mutex
 
 // say prints one report line.
-func say(format string, args ...any) {
-	sayMu.Lock()
-	defer sayMu.Unlock()
-	fmt.Fprintf(os.Stdout, format+"\n", args...)
-}
+func say(format string, args ...any) { runtimetest.Say(format, args...) }
 
 // pluginFlags are the flags both modes share.
 type pluginFlags struct {

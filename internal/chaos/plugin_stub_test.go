@@ -22,6 +22,7 @@ import (
 
 	"github.com/containerd/log"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"go.uber.org/goleak"
 )
@@ -38,44 +39,14 @@ func TestMain(m *testing.M) {
 
 // TestHelperProcess is not a test: it is the plugin process.
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "1" {
+	modes := map[string]func([]string) error{"stub": runStub, "churn": runChurn, "raw": runRaw, "unopened": runUnopened}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("plugin process for the other tests")
 	}
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	var err error
-	switch args[0] {
-	case "stub":
-		err = runStub(args[1:])
-	case "churn":
-		err = runChurn(args[1:])
-	case "raw":
-		err = runRaw(args[1:])
-	case "unopened":
-		err = runUnopened(args[1:])
-	default:
-		err = fmt.Errorf("unknown mode %q", args[0])
-	}
-	if err != nil {
-		say("EXIT %v", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
-
-var sayMu sync.Mutex
 
 // say prints one report line on stdout.
-func say(format string, args ...any) {
-	sayMu.Lock()
-	defer sayMu.Unlock()
-	fmt.Fprintf(os.Stdout, format+"\n", args...)
-}
+func say(format string, args ...any) { runtimetest.Say(format, args...) }
 
 // sayWriter turns what a slog text handler writes into report lines
 // ("STUBLOG level=WARN msg=...").

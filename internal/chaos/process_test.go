@@ -18,6 +18,7 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 )
 
 // outLine is one line a plugin process wrote.
@@ -47,7 +48,7 @@ func startPlugin(t testing.TB, label, mode string, args ...string) *pluginProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"-test.run=^TestHelperProcess$", "--", mode}, args...)...)
+	cmd := exec.Command(exe, runtimetest.HelperArgs(mode, args...)...)
 	cmd.Env = append(os.Environ(), helperEnv+"=1", noRaceExitDelay)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
