@@ -87,8 +87,8 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			if err := p.checkTargets(rpcCreateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
 				return err
 			}
-			if proto.Size(rsp) > 0 {
-				adjuster = p
+			if rsp.GetAdjust() != nil || len(rsp.GetUpdate()) > 0 || len(rsp.GetEvict()) > 0 {
+				adjuster = p // an answer that changes something
 			}
 			return c.Apply(p.full, rsp)
 		})
@@ -137,11 +137,8 @@ func mergedSizeError(adjuster *plugin, op string, ctr *api.Container, size int) 
 		return fmt.Errorf("adaptation: container %q: the request is %d bytes, above NRI's message limit of %d",
 			ctr.GetName(), size, maxRequestPayload)
 	}
-	perr := &PluginError{Plugin: adjuster.full, Op: op, Kind: FailureOversize,
-		Err: &AnswerSizeError{Size: size, Limit: maxRequestPayload, Merged: true}}
-	adjuster.failed(op)
-	adjuster.onFailure(perr)
-	return perr
+	return adjuster.fail(&PluginError{Plugin: adjuster.full, Op: op, Kind: FailureOversize,
+		Err: &AnswerSizeError{Size: size, Limit: maxRequestPayload, Merged: true}})
 }
 
 // accountedFor lists, in invocation order, the plugins a validator is

@@ -308,34 +308,25 @@ func (h *handoff) abandon() bool { return h.state.CompareAndSwap(0, 2) }
 // started is bounded by the plugin's request timeout. done is false if
 // ctx ended first.
 func awaitTurn[Rsp any](ctx context.Context, a *Adaptation, p *plugin, e api.Event, catchUp bool, h *handoff, out <-chan outcome[Rsp]) (o outcome[Rsp], done bool) {
-	if !catchUp {
+	var expired <-chan time.Time // nil: no bound
+	if catchUp {
+		t := time.NewTimer(a.cfg.syncWait)
+		defer t.Stop()
+		expired = t.C
+	}
+	for {
 		select {
 		case o = <-out:
 			return o, true
 		case <-ctx.Done():
 			return o, false
+		case <-expired:
+			if h.abandon() {
+				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: e.Name(),
+					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
+			}
+			expired = nil // the work has started: its own timeout bounds it
 		}
-	}
-	t := time.NewTimer(a.cfg.syncWait)
-	defer t.Stop()
-	select {
-	case o = <-out:
-		return o, true
-	case <-ctx.Done():
-		return o, false
-	case <-t.C:
-	}
-	if h.abandon() {
-		perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureSynchronizing, Timeout: a.cfg.syncWait}
-		p.failed(e.Name())
-		p.onFailure(perr)
-		return outcome[Rsp]{err: perr}, true
-	}
-	select {
-	case o = <-out:
-		return o, true
-	case <-ctx.Done():
-		return o, false
 	}
 }
 
@@ -363,9 +354,15 @@ func (p *plugin) checkAnswer(e api.Event, rsp proto.Message) error {
 	if n <= p.a.cfg.maxAnswerSize {
 		return nil
 	}
-	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
-		Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}}
-	p.failed(e.Name())
+	return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
+		Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+}
+
+// fail handles a failure of p found outside a call to it (an answer too
+// large, a plugin still synchronizing): it is counted in the metrics and
+// handled like the failures of calls (onFailure). It returns perr.
+func (p *plugin) fail(perr *PluginError) *PluginError {
+	p.failed(perr.Op)
 	p.onFailure(perr)
 	return perr
 }

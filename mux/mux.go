@@ -490,12 +490,11 @@ func (m *Mux) usable(id ConnID) bool {
 	return m.cfg.connIDs == nil || slices.Contains(m.cfg.connIDs, id)
 }
 
+// dispatch hands a frame to its connection. The reader has already refused
+// frames for IDs the trunk does not use (see readLoop).
 func (m *Mux) dispatch(id ConnID, frame []byte) error {
 	if id == ReservedConn {
 		return nil
-	}
-	if !m.usable(id) {
-		return &UnknownConnError{Conn: id}
 	}
 	m.mu.Lock()
 	c, ok := m.conns[id]
