@@ -1,24 +1,13 @@
 package stub
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
+	"github.com/nrikit/nrikit/internal/httpserve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
-
-// Timeouts of the metrics and health server (see [WithMetricsAddr]).
-const (
-	healthReadHeaderTimeout = 5 * time.Second
-	healthReadTimeout       = 10 * time.Second
-	healthWriteTimeout      = 30 * time.Second
-	healthIdleTimeout       = time.Minute
-	healthShutdownGrace     = 5 * time.Second
 )
 
 // WithMetricsAddr makes the stub serve, on a TCP listener at addr (such
@@ -65,14 +54,7 @@ func (st *Stub) MetricsAddr() string {
 	if st.health == nil {
 		return ""
 	}
-	return st.health.ln.Addr().String()
-}
-
-// healthServer serves a stub's metrics and health endpoints.
-type healthServer struct {
-	ln   net.Listener
-	srv  *http.Server
-	done chan struct{} // closed when Serve returned
+	return st.health.Addr().String()
 }
 
 // startHealth starts serving the metrics and health endpoints, unless
@@ -87,10 +69,6 @@ func (st *Stub) startHealth() error {
 	if st.health != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", st.c.cfg.metricsAddr)
-	if err != nil {
-		return fmt.Errorf("stub: serving metrics: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	mux.HandleFunc("GET /readyz", probe(func() bool { return m.stateNow() == stateRegistered }))
@@ -98,26 +76,14 @@ func (st *Stub) startHealth() error {
 		s := m.stateNow()
 		return s == stateConnecting || s == stateRegistered
 	}))
-	h := &healthServer{
-		ln: ln,
-		srv: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: healthReadHeaderTimeout,
-			ReadTimeout:       healthReadTimeout,
-			WriteTimeout:      healthWriteTimeout,
-			IdleTimeout:       healthIdleTimeout,
-			MaxHeaderBytes:    1 << 16,
-		},
-		done: make(chan struct{}),
+	h, err := httpserve.Start(st.c.cfg.metricsAddr, mux, func(err error) {
+		st.c.log.Error("serving metrics failed", "plugin", st.c.name, "error", err)
+	})
+	if err != nil {
+		return fmt.Errorf("stub: serving metrics: %w", err)
 	}
-	go func() {
-		defer close(h.done)
-		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			st.c.log.Error("serving metrics failed", "plugin", st.c.name, "error", err)
-		}
-	}()
 	st.health = h
-	st.c.log.Info("serving metrics and health endpoints", "plugin", st.c.name, "address", ln.Addr().String())
+	st.c.log.Info("serving metrics and health endpoints", "plugin", st.c.name, "address", h.Addr().String())
 	return nil
 }
 
@@ -128,15 +94,9 @@ func (st *Stub) stopHealth() {
 	h := st.health
 	st.health = nil
 	st.mu.Unlock()
-	if h == nil {
-		return
+	if h != nil {
+		h.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), healthShutdownGrace)
-	defer cancel()
-	if err := h.srv.Shutdown(ctx); err != nil {
-		_ = h.srv.Close()
-	}
-	<-h.done
 }
 
 // probe answers a health check: 200 "ok" if ok reports true, 503

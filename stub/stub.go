@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/httpserve"
 )
 
 // Stub connects a plugin to a runtime and dispatches the runtime's
@@ -21,9 +22,9 @@ type Stub struct {
 
 	mu       sync.Mutex
 	life     *lifetime
-	sess     *session      // current connection, nil while disconnected
-	health   *healthServer // see WithMetricsAddr; nil while not serving
-	connUsed bool          // the given or inherited connection was used
+	sess     *session          // current connection, nil while disconnected
+	health   *httpserve.Server // see WithMetricsAddr; nil while not serving
+	connUsed bool              // the given or inherited connection was used
 }
 
 // lifetime is one run of a stub, from Start until it stops.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/examples"
+	"github.com/nrikit/nrikit/internal/httpserve"
 	"github.com/nrikit/nrikit/simulator"
 )
 
@@ -72,9 +72,9 @@ interrupted. With --metrics-addr it serves the runtime library's Prometheus metr
 				if ms, err = listenMetrics(metrics); err != nil {
 					return codef(exitUsage, "--metrics-addr: %v", err)
 				}
-				defer ms.close()
+				defer ms.Close()
 				extra = append(extra, simulator.WithMetrics(ms.reg))
-				fmt.Fprintf(g.stderr, "nri: serving metrics on http://%s/metrics\n", ms.ln.Addr())
+				fmt.Fprintf(g.stderr, "nri: serving metrics on http://%s/metrics\n", ms.Addr())
 			}
 			opts, err := f.simulatorOptions(g, extra...)
 			if err != nil {
@@ -100,43 +100,20 @@ interrupted. With --metrics-addr it serves the runtime library's Prometheus metr
 
 // metricsServer serves a registry of the runtime library's metrics.
 type metricsServer struct {
-	reg  *prometheus.Registry
-	ln   net.Listener
-	srv  *http.Server
-	done chan struct{}
+	reg *prometheus.Registry
+	*httpserve.Server
 }
 
 // listenMetrics starts serving a new registry at /metrics on addr.
 func listenMetrics(addr string) (*metricsServer, error) {
-	ln, err := net.Listen("tcp", addr)
+	reg := prometheus.NewRegistry()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv, err := httpserve.Start(addr, mux, nil)
 	if err != nil {
 		return nil, err
 	}
-	m := &metricsServer{reg: prometheus.NewRegistry(), ln: ln, done: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
-	m.srv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       time.Minute,
-	}
-	go func() {
-		defer close(m.done)
-		_ = m.srv.Serve(ln)
-	}()
-	return m, nil
-}
-
-// close stops serving, after at most a few seconds for scrapes in flight.
-func (m *metricsServer) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := m.srv.Shutdown(ctx); err != nil {
-		_ = m.srv.Close()
-	}
-	<-m.done
+	return &metricsServer{reg: reg, Server: srv}, nil
 }
 
 func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simulator, socket string, wait int, timeout time.Duration, keep bool) (err error) {
