@@ -12,8 +12,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/mux"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/mux"
+	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // benchRequest is the CreateContainerRequest of both benchmarks.

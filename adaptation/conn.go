@@ -10,8 +10,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/mux"
 )
 
 // connEndpoint is a plugin at the other end of a connection (launched or

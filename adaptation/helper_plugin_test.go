@@ -24,9 +24,9 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/runtimetest"
-	"github.com/nrikit/nrikit/mux"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/stub"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // launchSpec is a pre-installed plugin found in the plugin directory.

@@ -10,14 +10,10 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// NRIVersion is the NRI release whose protocol the Adaptation speaks, sent
-// to plugins in ConfigureRequest.NRI_version.
-const NRIVersion = "v0.12.5"
 
 // answerGrace bounds the wait for a RegisterPlugin answer to be written
 // before the connection of a refused plugin is closed.
@@ -301,7 +297,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		RuntimeVersion:      a.version,
 		RegistrationTimeout: a.cfg.registrationTimeout.Milliseconds(),
 		RequestTimeout:      a.cfg.requestTimeout.Milliseconds(),
-		NRIVersion:          NRIVersion,
+		NRIVersion:          api.NRIVersion,
 		SupportedEvents:     int32(a.cfg.supported),
 		MaxRequestTimeout:   a.cfg.maxPluginTimeout.Milliseconds(),
 		SynchronizeTimeout:  a.cfg.syncTimeout.Milliseconds(),

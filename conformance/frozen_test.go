@@ -10,7 +10,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/internal/mux"
 )
 
 // frozenTrunk is a plugin's socket that it never reads, as a plugin

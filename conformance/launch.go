@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // outputTailSize is how much of a launched plugin's output is kept for

@@ -39,7 +39,6 @@ func EventCheckName(ev api.Event) string { return "answers " + ev.Name() }
 const (
 	CheckerRuntimeName    = "nrikit-conformance"
 	CheckerRuntimeVersion = "v0.1.0"
-	checkerNRIVersion     = "v0.12.5"
 )
 
 // DefaultPluginName is the IDX-NAME a launched plugin is given unless
@@ -294,7 +293,7 @@ func (c *pluginCheck) configure(ctx context.Context) bool {
 		RuntimeVersion:      CheckerRuntimeVersion,
 		RegistrationTimeout: ms(c.cfg.RegistrationTimeout),
 		RequestTimeout:      ms(c.cfg.RequestTimeout),
-		NRIVersion:          checkerNRIVersion,
+		NRIVersion:          api.NRIVersion,
 		SupportedEvents:     int32(c.cfg.SupportedEvents),
 		MaxRequestTimeout:   ms(c.cfg.RequestTimeout),
 		SynchronizeTimeout:  ms(c.cfg.RequestTimeout),

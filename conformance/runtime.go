@@ -99,7 +99,7 @@ func register(ctx context.Context, s *runtimeSession, idx, name string, timeout 
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		_, err := s.runtime.RegisterPlugin(cctx, &api.RegisterPluginRequest{
-			PluginName: name, PluginIdx: idx, NRIVersion: checkerNRIVersion,
+			PluginName: name, PluginIdx: idx, NRIVersion: api.NRIVersion,
 		})
 		done <- err
 	}()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/internal/mux"
 )
 
 // syncSummary is what a complete Synchronize (all its parts) carried.

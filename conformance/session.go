@@ -11,8 +11,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/mux"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )

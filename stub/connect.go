@@ -14,9 +14,9 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/mux"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // session is one connection to the runtime: the multiplexed trunk, the

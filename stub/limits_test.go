@@ -17,7 +17,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )

@@ -12,10 +12,6 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// ProtocolVersion is the NRI version whose protocol the stub speaks; it
-// is sent to the runtime in RegisterPlugin.
-const ProtocolVersion = "v0.12.5"
-
 // flushGrace bounds how long the stub waits, after a failed Configure, for
 // its answer to reach the runtime before it closes the connection.
 const flushGrace = time.Second
@@ -36,7 +32,7 @@ func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct
 		_, err := sess.runtime.RegisterPlugin(rctx, &api.RegisterPluginRequest{
 			PluginName: st.id.name,
 			PluginIdx:  st.id.idx,
-			NRIVersion: ProtocolVersion,
+			NRIVersion: api.NRIVersion,
 		})
 		regC <- err
 	}()

@@ -105,8 +105,8 @@ func (st *Stub) RuntimeVersion() string { return st.c.runtime().runtimeVersion }
 func (st *Stub) RuntimeNRIVersion() string { return st.c.runtime().nriVersion }
 
 // PluginNRIVersion returns the NRI protocol version the stub speaks,
-// [ProtocolVersion].
-func (st *Stub) PluginNRIVersion() string { return ProtocolVersion }
+// [api.NRIVersion].
+func (st *Stub) PluginNRIVersion() string { return api.NRIVersion }
 
 // Subscription returns the events the plugin is subscribed to: after
 // Configure, the effective subscription (intersected with what the

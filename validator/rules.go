@@ -94,7 +94,7 @@ func (v *Validator) validateSysctl(req *api.ValidateContainerAdjustmentRequest) 
 func (v *Validator) validateRequiredPlugins(req *api.ValidateContainerAdjustmentRequest) error {
 	container := req.GetContainer().GetName()
 	if key := v.cfg.TolerateMissingAnnotation; key != "" {
-		if value, ok := EffectiveAnnotation(req.GetPod(), key, container); ok {
+		if value, ok := api.EffectiveAnnotation(req.GetPod(), key, container); ok {
 			tolerate, err := strconv.ParseBool(value)
 			if err != nil {
 				return fmt.Errorf("%w: invalid %s annotation %q: %w", ErrValidation, key, value, err)
@@ -106,7 +106,7 @@ func (v *Validator) validateRequiredPlugins(req *api.ValidateContainerAdjustment
 	}
 
 	required := slices.Clone(v.cfg.RequiredPlugins)
-	if value, ok := EffectiveAnnotation(req.GetPod(), RequiredPluginsAnnotation, container); ok {
+	if value, ok := api.EffectiveAnnotation(req.GetPod(), RequiredPluginsAnnotation, container); ok {
 		annotated, err := parseList(value)
 		if err != nil {
 			return fmt.Errorf("%w: invalid %s annotation %q: %w", ErrValidation, RequiredPluginsAnnotation, value, err)

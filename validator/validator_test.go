@@ -257,32 +257,6 @@ func TestCancelledContext(t *testing.T) {
 	}
 }
 
-func TestEffectiveAnnotation(t *testing.T) {
-	const key = "k.example.com"
-	for _, tc := range []struct {
-		name        string
-		annotations map[string]string
-		want        string
-		found       bool
-	}{
-		{"none", nil, "", false},
-		{"unrelated", map[string]string{"other": "x"}, "", false},
-		{"plain", map[string]string{key: "plain"}, "plain", true},
-		{"pod scope wins over plain", map[string]string{key: "plain", key + "/pod": "pod"}, "pod", true},
-		{"container scope wins", map[string]string{key: "plain", key + "/pod": "pod", key + "/container.app": "ctr"}, "ctr", true},
-		{"other container", map[string]string{key + "/container.db": "ctr"}, "", false},
-		{"empty value", map[string]string{key: ""}, "", true},
-	} {
-		got, found := validator.EffectiveAnnotation(pod(tc.annotations), key, "app")
-		if got != tc.want || found != tc.found {
-			t.Errorf("%s: got %q, %v; want %q, %v", tc.name, got, found, tc.want, tc.found)
-		}
-	}
-	if _, found := validator.EffectiveAnnotation(nil, key, "app"); found {
-		t.Errorf("nil pod has annotations")
-	}
-}
-
 func TestRequiredPluginsAnnotationKey(t *testing.T) {
 	if validator.RequiredPluginsAnnotation != "required-plugins.noderesource.dev" {
 		t.Errorf("RequiredPluginsAnnotation = %q", validator.RequiredPluginsAnnotation)

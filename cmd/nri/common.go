@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/examples"
-	"github.com/nrikit/nrikit/report"
-	"github.com/nrikit/nrikit/scenario"
-	"github.com/nrikit/nrikit/simulator"
+	"github.com/nrikit/nrikit/internal/examples"
+	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/internal/scenario"
+	"github.com/nrikit/nrikit/internal/simulator"
 )
 
 // runtimeFlags are the flags of the commands that run the simulated
@@ -60,7 +60,7 @@ func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenari
 }
 
 // defaultScenario is the scenario nri run plays without an argument.
-func defaultScenario() (string, []byte) { return "examples/default.yaml", examples.Default() }
+func defaultScenario() (string, []byte) { return "internal/examples/default.yaml", examples.Default() }
 
 // simulatorOptions returns the options shared by run and serve.
 func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) ([]simulator.Option, error) {

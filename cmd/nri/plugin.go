@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nrikit/nrikit/internal/pluginmain"
+	"github.com/nrikit/nrikit/internal/simulator"
 	deviceinjector "github.com/nrikit/nrikit/plugins/device-injector"
 	"github.com/nrikit/nrikit/plugins/differ"
 	gpuenv "github.com/nrikit/nrikit/plugins/gpu-env"
 	hookinjector "github.com/nrikit/nrikit/plugins/hook-injector"
 	"github.com/nrikit/nrikit/plugins/logger"
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
-	"github.com/nrikit/nrikit/simulator"
-	"github.com/nrikit/nrikit/simulator/pluginmain"
 )
 
 // samplePlugins are the plugins built into the binary, by name.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/simulator"
+	"github.com/nrikit/nrikit/internal/simulator"
 )
 
 func newRunCommand(g *globals) *cobra.Command {
@@ -24,7 +24,7 @@ timeline of events (which plugins were called and which were filtered out, what 
 changed, rejections, latencies), then every container's final OCI spec as a diff against
 the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
 		Example: `  nri run
-  nri run examples/default.yaml --output json
+  nri run internal/examples/default.yaml --output json
   nri run my.yaml --plugin ./50-myplugin --log-level info`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/internal/mux"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )

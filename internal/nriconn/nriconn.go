@@ -12,7 +12,7 @@ import (
 	"net"
 
 	"github.com/containerd/ttrpc"
-	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/internal/mux"
 )
 
 // Role is the side of the connection a Layout is for.

@@ -16,7 +16,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/stub"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"

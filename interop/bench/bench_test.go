@@ -14,8 +14,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	nriapi "github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
-	"github.com/nrikit/nrikit/mux"
 	"google.golang.org/protobuf/proto"
 )
 

@@ -40,7 +40,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/validator"
 )
 
 // Name is the plugin's default name.
@@ -148,7 +147,7 @@ func Adjustment(pod *api.PodSandbox, container string) (*api.ContainerAdjustment
 // returns the annotation's key and whether one was found.
 func decode(pod *api.PodSandbox, key, container string, out any) (string, bool, error) {
 	for _, k := range []string{key, strings.TrimSuffix(key, "noderesource.dev") + LegacyDomain} {
-		v, ok := validator.EffectiveAnnotation(pod, k, container)
+		v, ok := api.EffectiveAnnotation(pod, k, container)
 		if !ok {
 			continue
 		}

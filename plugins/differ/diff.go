@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/report"
+	"github.com/nrikit/nrikit/internal/report"
 )
 
 // Change is one field that differs between two views of a container.

@@ -31,7 +31,7 @@ import (
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/report"
+	"github.com/nrikit/nrikit/internal/report"
 )
 
 // Name is the plugin's default name.

@@ -38,7 +38,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/validator"
 )
 
 const (
@@ -123,7 +122,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 	// The annotation overrides the variable; it does not add it to an
 	// instance configured without it.
 	if _, sets := env[VisibleDevicesEnv]; sets {
-		if v, ok := validator.EffectiveAnnotation(pod, VisibleDevicesAnnotation, ctr.GetName()); ok {
+		if v, ok := api.EffectiveAnnotation(pod, VisibleDevicesAnnotation, ctr.GetName()); ok {
 			env[VisibleDevicesEnv] = v
 		}
 	}

@@ -27,7 +27,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/validator"
 )
 
 const (
@@ -89,10 +88,10 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 // canonical types.
 func Limits(pod *api.PodSandbox, container string) ([]Limit, error) {
 	key := Annotation
-	v, ok := validator.EffectiveAnnotation(pod, key, container)
+	v, ok := api.EffectiveAnnotation(pod, key, container)
 	if !ok {
 		key = LegacyAnnotation
-		if v, ok = validator.EffectiveAnnotation(pod, key, container); !ok {
+		if v, ok = api.EffectiveAnnotation(pod, key, container); !ok {
 			return nil, nil
 		}
 	}

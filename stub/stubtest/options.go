@@ -45,7 +45,7 @@ func defaultConfig() config {
 	return config{
 		runtimeName:    "stubtest",
 		runtimeVersion: "v0.0.0",
-		nriVersion:     "v0.12.5",
+		nriVersion:     api.NRIVersion,
 		regTimeout:     api.DefaultRegistrationTimeout,
 		reqTimeout:     api.DefaultRequestTimeout,
 	}
@@ -86,7 +86,7 @@ func WithRuntime(name, version string) Option {
 }
 
 // WithNRIVersion sets the NRI version sent in Configure; "" sends none,
-// as runtimes of NRI v0.11 and older do. The default is "v0.12.5".
+// as runtimes of NRI v0.11 and older do. The default is [api.NRIVersion].
 func WithNRIVersion(v string) Option {
 	return func(c *config) error {
 		c.nriVersion = v

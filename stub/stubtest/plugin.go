@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/mux"
 )
 
 // ErrNotSubscribed is returned by the event helpers of [Plugin] for events

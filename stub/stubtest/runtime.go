@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/socketpair"
+	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/stub"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/mux"
+	"github.com/nrikit/nrikit/internal/mux"
 )
 
 // Behavior says how the fake runtime treats each plugin connection. It

@@ -22,8 +22,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/interop/bench/internal/pluginconf"
-	"github.com/nrikit/nrikit/mux"
 	"github.com/nrikit/nrikit/stub"
 )
 

@@ -4,8 +4,8 @@
 package main
 
 import (
+	"github.com/nrikit/nrikit/internal/pluginmain"
 	deviceinjector "github.com/nrikit/nrikit/plugins/device-injector"
-	"github.com/nrikit/nrikit/simulator/pluginmain"
 )
 
 func main() { pluginmain.Command(deviceinjector.Main) }

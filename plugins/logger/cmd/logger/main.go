@@ -3,8 +3,8 @@
 package main
 
 import (
+	"github.com/nrikit/nrikit/internal/pluginmain"
 	"github.com/nrikit/nrikit/plugins/logger"
-	"github.com/nrikit/nrikit/simulator/pluginmain"
 )
 
 func main() { pluginmain.Command(logger.Main) }

@@ -4,8 +4,8 @@
 package main
 
 import (
+	"github.com/nrikit/nrikit/internal/pluginmain"
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
-	"github.com/nrikit/nrikit/simulator/pluginmain"
 )
 
 func main() { pluginmain.Command(ulimitadjuster.Main) }

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/nrikit/nrikit/report"
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/internal/scenario"
 )
 
 // helperScenario is a scenario whose plugins are the test binary as

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/scenario"
 )
 
 // installed is a plugin the simulator put in the runtime's plugin

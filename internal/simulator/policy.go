@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/scenario"
 )
 
 // Identity of the simulator's validating plugin.

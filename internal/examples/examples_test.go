@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nrikit/nrikit/examples"
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/examples"
+	"github.com/nrikit/nrikit/internal/scenario"
 )
 
 // TestScenariosParse checks every scenario file of the directory, and

@@ -9,9 +9,9 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/internal/scenario"
 	"github.com/nrikit/nrikit/ocispec"
-	"github.com/nrikit/nrikit/report"
-	"github.com/nrikit/nrikit/scenario"
 )
 
 // Play runs the scenario's steps through the runtime and returns the

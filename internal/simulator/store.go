@@ -11,8 +11,8 @@ import (
 	rspec "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/scenario"
 	"github.com/nrikit/nrikit/ocispec"
-	"github.com/nrikit/nrikit/scenario"
 )
 
 // pod is a simulated pod.

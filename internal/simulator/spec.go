@@ -6,7 +6,7 @@ import (
 
 	rspec "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/scenario"
 )
 
 // defaultPath is the PATH of every simulated container.

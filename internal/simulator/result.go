@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
+	"github.com/nrikit/nrikit/internal/report"
 	"github.com/nrikit/nrikit/ocispec"
-	"github.com/nrikit/nrikit/report"
 )
 
 // report assembles the run's report.

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/report"
+	"github.com/nrikit/nrikit/internal/report"
 )
 
 // timeline records the events the simulator delivers and, through the

@@ -37,8 +37,8 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/report"
-	"github.com/nrikit/nrikit/scenario"
+	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/internal/scenario"
 	"github.com/nrikit/nrikit/stub"
 )
 
