@@ -28,12 +28,17 @@ check-tidy:
 vet:
 	$(GO) vet ./...
 
-test-unit: js-deps
-	$(GO) test -race -count=1 ./...
+## test-unit: the Go tests of the main module, without npm: the tests that run the JavaScript plugin are
+## left to test-js.
+JS_GO_TESTS := ^(TestServeJavaScriptPlugin|TestJSPlugin[A-Za-z]*)$$
+test-unit:
+	$(GO) test -race -count=1 -skip '$(JS_GO_TESTS)' ./...
 
-## test-js: the JavaScript plugin's own unit tests (node's test runner).
+## test-js: the JavaScript plugin's own unit tests (node's test runner), then the Go tests that run it
+## (required to run: NRIKIT_REQUIRE_JS makes them fail instead of skip if node or its packages are missing).
 test-js: js-deps
 	cd plugins/js-env && node --test test/
+	NRIKIT_REQUIRE_JS=1 $(GO) test -race -count=1 -run '$(JS_GO_TESTS)' ./cmd/nri ./conformance
 
 ## js-deps: install the JavaScript plugin's pinned npm dependencies (package-lock.json).
 js-deps:

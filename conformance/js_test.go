@@ -11,6 +11,7 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 )
 
 // jsPluginDir is the JavaScript plugin, relative to this package.
@@ -20,18 +21,7 @@ const jsPluginDir = "../plugins/js-env"
 // the test if either node or the plugin's npm dependencies are missing.
 func jsPlugin(t *testing.T) (node, plugin string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the JavaScript plugin cannot run (install Node.js 20 or later)")
-	}
-	dir, err := filepath.Abs(jsPluginDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "protobufjs")); err != nil {
-		t.Skipf("%s/node_modules is missing: run `npm ci --prefix %s` first", dir, dir)
-	}
-	return node, filepath.Join(dir, "plugin.js")
+	return runtimetest.JSPlugin(t, jsPluginDir)
 }
 
 func TestJSPluginLaunched(t *testing.T) {

@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/nrikit/nrikit/internal/runtimetest"
 )
 
 // TestServeJavaScriptPlugin serves the JavaScript plugin written from
@@ -14,20 +15,10 @@ import (
 // its adjustment, the environment variable it injects, appears in the
 // containers of `nri serve --output json`.
 func TestServeJavaScriptPlugin(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JavaScript plugin cannot run")
-	}
-	dir, err := filepath.Abs("../../plugins/js-env")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "protobufjs")); err != nil {
-		t.Skip("plugins/js-env/node_modules is missing: run `npm ci --prefix plugins/js-env` (make js-deps)")
-	}
+	node, entry := runtimetest.JSPlugin(t, "../../plugins/js-env")
 	socket := filepath.Join(t.TempDir(), "nri.sock")
 	serve, stdout, stderr := startServe(t, "--socket", socket, "--wait-plugins", "1", "--timeout", "30s", "--output", "json")
-	plugin := exec.Command(node, filepath.Join(dir, "plugin.js"), "--socket", socket, "--idx", "50", "--name", "js-env",
+	plugin := exec.Command(node, entry, "--socket", socket, "--idx", "50", "--name", "js-env",
 		"--env", "JS_PLUGIN=hello")
 	var pluginErr bytes.Buffer
 	plugin.Stderr = &pluginErr
