@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nrikit/nrikit/internal/yamldoc"
 )
 
 // Error is a mistake in a scenario file, at a line (0 if unknown).
@@ -56,7 +56,7 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, data []byte) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty scenario"}
@@ -68,7 +68,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	dec.KnownFields(true)
 	s := &Scenario{}
 	if err := dec.Decode(s); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err, root.Content[0])
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -92,40 +92,29 @@ func (s *Scenario) Errorf(line int, format string, args ...any) error {
 	return &Error{File: s.File, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
-// yamlLine matches the "line N: " prefix of yaml.v3's messages.
-func yamlLine() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) }
-
-// yamlError turns a yaml.v3 error into *Error values with lines.
-func yamlError(file string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	re := yamlLine()
+// yamlError turns a yaml.v3 error about data into *Error values with
+// lines (see yamldoc.Explain); with the document's root node, a value of
+// the wrong type names its field.
+func yamlError(file string, data []byte, err error, root *yaml.Node) error {
 	var errs []error
-	for _, m := range msgs {
-		m = strings.TrimPrefix(m, "yaml: ")
-		e := &Error{File: file, Msg: m}
-		if sub := re.FindStringSubmatch(m); sub != nil {
-			e.Line, _ = strconv.Atoi(sub[1])
-			e.Msg = friendlier(sub[2])
+	for _, e := range unjoin(yamldoc.Explain(data, err, root)) {
+		var de *yamldoc.Error
+		if errors.As(e, &de) {
+			errs = append(errs, &Error{File: file, Line: de.Line, Msg: de.Msg})
+		} else {
+			errs = append(errs, &Error{File: file, Msg: e.Error()})
 		}
-		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }
 
-// friendlier rewrites yaml.v3's unknown-field message, which names Go
-// types, in the scenario's terms.
-func friendlier(msg string) string {
-	re := regexp.MustCompile(`^field (\S+) not found in type \*?scenario\.(\w+)$`)
-	if sub := re.FindStringSubmatch(msg); sub != nil {
-		return fmt.Sprintf("unknown key %q in %s", sub[1], strings.ToLower(sub[2]))
+// unjoin returns the errors joined in err (err itself if it is not a
+// join).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
-	return msg
+	return []error{err}
 }
 
 // node returns the YAML node at path below n: string elements are
