@@ -1,0 +1,198 @@
+package wasmhost
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// APIVersion is the ABI version a module's plugin_api_version must
+// return (upstream's PluginPluginAPIVersion).
+const APIVersion = 1
+
+// DefaultMemoryLimitPages is the memory limit of a module if
+// [Options.MemoryLimitPages] is 0: 2048 pages of 64 KiB, 128 MiB.
+const DefaultMemoryLimitPages = 2048
+
+// The functions a plugin module exports for requests, all required.
+const (
+	FuncConfigure   = "plugin_configure"
+	FuncSynchronize = "plugin_synchronize"
+	FuncShutdown    = "plugin_shutdown"
+	FuncStateChange = "plugin_state_change"
+)
+
+// eventFuncs are the exports of the event requests, by event.
+var eventFuncs = [...]string{
+	api.Event_RUN_POD_SANDBOX:               "plugin_run_pod_sandbox",
+	api.Event_STOP_POD_SANDBOX:              "plugin_stop_pod_sandbox",
+	api.Event_REMOVE_POD_SANDBOX:            "plugin_remove_pod_sandbox",
+	api.Event_CREATE_CONTAINER:              "plugin_create_container",
+	api.Event_POST_CREATE_CONTAINER:         "plugin_post_create_container",
+	api.Event_START_CONTAINER:               "plugin_start_container",
+	api.Event_POST_START_CONTAINER:          "plugin_post_start_container",
+	api.Event_UPDATE_CONTAINER:              "plugin_update_container",
+	api.Event_POST_UPDATE_CONTAINER:         "plugin_post_update_container",
+	api.Event_STOP_CONTAINER:                "plugin_stop_container",
+	api.Event_REMOVE_CONTAINER:              "plugin_remove_container",
+	api.Event_UPDATE_POD_SANDBOX:            "plugin_update_pod_sandbox",
+	api.Event_POST_UPDATE_POD_SANDBOX:       "plugin_post_update_pod_sandbox",
+	api.Event_VALIDATE_CONTAINER_ADJUSTMENT: "plugin_validate_container_adjustment",
+}
+
+// EventFunc returns the export that serves event e's request ("" for an
+// invalid event).
+func EventFunc(e api.Event) string {
+	if !e.IsValid() {
+		return ""
+	}
+	return eventFuncs[e]
+}
+
+// Funcs returns the names of every request export a module must have,
+// in a fixed order.
+func Funcs() []string {
+	fns := []string{FuncConfigure, FuncSynchronize, FuncShutdown}
+	for _, e := range api.Events() {
+		fns = append(fns, EventFunc(e))
+	}
+	return append(fns, FuncStateChange)
+}
+
+// isFunc reports whether fn is a request export.
+func isFunc(fn string) bool {
+	switch fn {
+	case FuncConfigure, FuncSynchronize, FuncShutdown, FuncStateChange:
+		return true
+	}
+	for _, f := range eventFuncs {
+		if f != "" && f == fn {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// ErrDisabled is returned by Load in a binary built with the tag
+	// nri_no_wasm.
+	ErrDisabled = errors.New("wasmhost: built without WASM support (build tag nri_no_wasm)")
+	// ErrNotWasm is returned (wrapped) by Load for a file that does not
+	// start with the WebAssembly magic and version 1.
+	ErrNotWasm = errors.New("wasmhost: not a WebAssembly module (no \\0asm magic, version 1)")
+	// ErrClosed is returned by calls on a closed Plugin.
+	ErrClosed = errors.New("wasmhost: plugin closed")
+)
+
+// ExportError is returned by Load for a module without the exports of
+// the ABI, or with exports of the wrong signature.
+type ExportError struct {
+	// Path is the module file.
+	Path string
+	// Missing are the required exports the module lacks.
+	Missing []string
+	// Mismatched describe the exports of the wrong signature.
+	Mismatched []string
+	// Hint says what is likely wrong (such as a module built as a
+	// command instead of c-shared), or "".
+	Hint string
+}
+
+// Error implements the error interface.
+func (e *ExportError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wasmhost: %s is not an NRI plugin module:", e.Path)
+	if len(e.Missing) > 0 {
+		fmt.Fprintf(&b, " missing exports %s;", strings.Join(e.Missing, ", "))
+	}
+	if len(e.Mismatched) > 0 {
+		fmt.Fprintf(&b, " wrong signatures: %s;", strings.Join(e.Mismatched, "; "))
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, " %s", e.Hint)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// VersionError is returned by Load for a module whose plugin_api_version
+// is not [APIVersion].
+type VersionError struct {
+	Path    string
+	Version uint64
+}
+
+// Error implements the error interface.
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("wasmhost: %s implements WASM plugin API version %d, the host supports %d", e.Path, e.Version, APIVersion)
+}
+
+// ErrorKind classifies a [CallError].
+type ErrorKind int
+
+const (
+	// KindGuest: the guest answered with an error string; its instance
+	// is kept.
+	KindGuest ErrorKind = iota + 1
+	// KindTimeout: the call's context was done before the guest answered.
+	KindTimeout
+	// KindTrap: the guest trapped or exited (a Go guest exits when it
+	// panics outside a handler or runs out of memory).
+	KindTrap
+	// KindABI: the guest broke the ABI (an answer out of its memory, a
+	// failed malloc).
+	KindABI
+	// KindInit: a fresh instance could not be made or re-initialised.
+	KindInit
+)
+
+// String returns the kind's name.
+func (k ErrorKind) String() string {
+	switch k {
+	case KindGuest:
+		return "guest error"
+	case KindTimeout:
+		return "timeout"
+	case KindTrap:
+		return "trap"
+	case KindABI:
+		return "ABI violation"
+	case KindInit:
+		return "instantiation"
+	}
+	return fmt.Sprintf("ErrorKind(%d)", int(k))
+}
+
+// CallError is the error of a failed [Plugin.Call] (other than a closed
+// plugin or an unknown function).
+type CallError struct {
+	// Plugin and Func name the plugin and the export called.
+	Plugin, Func string
+	Kind         ErrorKind
+	// Message is the guest's error string, for KindGuest.
+	Message string
+	// ExitCode is the guest's exit code if it exited (KindTrap).
+	ExitCode uint32
+	Exited   bool
+	// Discarded is true if the instance was discarded: the next call
+	// runs on a fresh one.
+	Discarded bool
+	// Err is the underlying error (nil for KindGuest).
+	Err error
+}
+
+// Error implements the error interface.
+func (e *CallError) Error() string {
+	if e.Kind == KindGuest {
+		return e.Message
+	}
+	s := fmt.Sprintf("wasmhost: plugin %s: %s: %s: %v", e.Plugin, e.Func, e.Kind, e.Err)
+	if e.Discarded {
+		s += " (instance discarded)"
+	}
+	return s
+}
+
+// Unwrap returns the underlying error.
+func (e *CallError) Unwrap() error { return e.Err }

@@ -1,0 +1,303 @@
+//go:build !nri_no_wasm
+
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// The guest module is built once per test binary, into workDir, and
+// compiled once into the shared compilation cache.
+var (
+	workDir   string
+	guestOnce sync.Once
+	guestPath string
+	guestErr  error
+)
+
+// precompileEnv names the variable that makes the test binary compile a
+// module into a cache directory ("module:dir") and exit.
+const precompileEnv = "WASMHOST_TEST_PRECOMPILE"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(precompileEnv); v != "" {
+		module, dir, _ := strings.Cut(v, string(os.PathListSeparator))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		p, err := Load(ctx, module, Options{CacheDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil {
+			err = p.Close(ctx)
+		}
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "precompiling:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "wasmhost-test-")
+	if err != nil {
+		panic(err)
+	}
+	workDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// goTool is the go command the tests build guests with.
+func goTool() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	return "go"
+}
+
+// buildGuest builds the Go package dir (relative to this package) as a
+// c-shared wasip1 module into out.
+func buildGuest(dir, out string) error {
+	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-o", out, dir)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", dir, err, b)
+	}
+	return nil
+}
+
+// guest returns the path of the test guest module, building it on first
+// use.
+func guest(tb testing.TB) string {
+	tb.Helper()
+	guestOnce.Do(func() {
+		out := filepath.Join(workDir, "guest.wasm")
+		start := time.Now()
+		if guestErr = buildGuest("./testdata/guest", out); guestErr != nil {
+			return
+		}
+		tb.Logf("built the guest in %v", time.Since(start))
+		if raceEnabled {
+			// Compiling the module with a race-instrumented wazero
+			// takes a minute; this package's test binary built without
+			// the race detector fills the on-disk cache in seconds (a
+			// test binary, since wazero's cache is specific to the
+			// version it reads from the build information, "dev" in
+			// test binaries).
+			start = time.Now()
+			bin := filepath.Join(workDir, "precompile.test")
+			cmd := exec.Command(goTool(), "test", "-c", "-o", bin, ".")
+			cmd.Env = append(os.Environ(), "GOFLAGS=")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				guestErr = fmt.Errorf("building the test binary without the race detector: %w\n%s", err, b)
+				return
+			}
+			cmd = exec.Command(bin)
+			cmd.Env = append(os.Environ(), precompileEnv+"="+out+string(os.PathListSeparator)+filepath.Join(workDir, "cache"))
+			if b, err := cmd.CombinedOutput(); err != nil {
+				guestErr = fmt.Errorf("precompiling the guest: %w\n%s", err, b)
+				return
+			}
+			tb.Logf("precompiled the guest in %v", time.Since(start))
+		}
+		guestPath = out
+	})
+	if guestErr != nil {
+		tb.Fatalf("building the guest: %v", guestErr)
+	}
+	return guestPath
+}
+
+// logBuffer collects log records as text, safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) contains(s string) bool { return strings.Contains(l.String(), s) }
+
+// load loads the test guest with the shared cache and a captured log.
+func load(tb testing.TB, opts Options) (*Plugin, *logBuffer) {
+	tb.Helper()
+	logs := &logBuffer{}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	switch opts.CacheDir {
+	case "":
+		opts.CacheDir = filepath.Join(workDir, "cache")
+	case "-": // opts.Cache is set
+		opts.CacheDir = ""
+	}
+	if opts.Name == "" {
+		opts.Name = "10-guest"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	path := guest(tb)
+	start := time.Now()
+	p, err := Load(ctx, path, opts)
+	if err != nil {
+		tb.Fatalf("Load: %v", err)
+	}
+	tb.Logf("loaded %s in %v", opts.Name, time.Since(start).Round(time.Millisecond))
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return p, logs
+}
+
+// roundTrip encodes req, calls fn with timeout and decodes into rsp.
+func roundTrip(tb testing.TB, p *Plugin, timeout time.Duration, fn string, req, rsp proto.Message) error {
+	tb.Helper()
+	b, err := proto.Marshal(req)
+	if err != nil {
+		tb.Fatalf("encoding %s request: %v", fn, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := p.Call(ctx, fn, b)
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(out, rsp); err != nil {
+		tb.Fatalf("decoding %s response: %v", fn, err)
+	}
+	return nil
+}
+
+// configure sends Configure with config and returns the response.
+func configure(tb testing.TB, p *Plugin, config string) *api.ConfigureResponse {
+	tb.Helper()
+	rsp := &api.ConfigureResponse{}
+	req := &api.ConfigureRequest{Config: config, RuntimeName: "wasmhost-test", RuntimeVersion: "v0", NRIVersion: api.NRIVersion}
+	if err := roundTrip(tb, p, 10*time.Second, FuncConfigure, req, rsp); err != nil {
+		tb.Fatalf("Configure: %v", err)
+	}
+	return rsp
+}
+
+// createContainer sends CreateContainer for a container named name.
+func createContainer(tb testing.TB, p *Plugin, timeout time.Duration, name string) (*api.CreateContainerResponse, error) {
+	tb.Helper()
+	req := &api.CreateContainerRequest{
+		Pod:       &api.PodSandbox{Id: "pod0", Name: "pod", Namespace: "default"},
+		Container: &api.Container{Id: "ctr-" + name, PodSandboxId: "pod0", Name: name},
+	}
+	rsp := &api.CreateContainerResponse{}
+	err := roundTrip(tb, p, timeout, EventFunc(api.Event_CREATE_CONTAINER), req, rsp)
+	return rsp, err
+}
+
+// envOf returns the value of the environment variable key set by adj.
+func envOf(adj *api.ContainerAdjustment, key string) (string, bool) {
+	for _, kv := range adj.GetEnv() {
+		if kv.GetKey() == key {
+			return kv.GetValue(), true
+		}
+	}
+	return "", false
+}
+
+// fakeModule returns a minimal module with every export of the ABI:
+// plugin_api_version returns version, every request answers empty,
+// malloc returns 0. With badMalloc, malloc has free's signature.
+func fakeModule(version int64, badMalloc bool) []byte {
+	u32 := func(v uint32) []byte { // unsigned LEB128
+		var b []byte
+		for {
+			c := byte(v & 0x7f)
+			v >>= 7
+			if v != 0 {
+				b = append(b, c|0x80)
+				continue
+			}
+			return append(b, c)
+		}
+	}
+	s64 := func(v int64) []byte { // signed LEB128
+		var b []byte
+		for {
+			c := byte(v & 0x7f)
+			v >>= 7
+			if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+				return append(b, c)
+			}
+			b = append(b, c|0x80)
+		}
+	}
+	vec := func(n int, items ...[]byte) []byte {
+		b := u32(uint32(n))
+		for _, it := range items {
+			b = append(b, it...)
+		}
+		return b
+	}
+	section := func(id byte, body []byte) []byte {
+		return append(append([]byte{id}, u32(uint32(len(body)))...), body...)
+	}
+	name := func(s string) []byte { return append(u32(uint32(len(s))), s...) }
+	body := func(code ...byte) []byte {
+		b := append([]byte{0x00}, code...) // no locals
+		return append(u32(uint32(len(b))), b...)
+	}
+	types := vec(4,
+		[]byte{0x60, 0x00, 0x01, 0x7e},             // 0: () -> i64
+		[]byte{0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7e}, // 1: (i32, i32) -> i64
+		[]byte{0x60, 0x01, 0x7f, 0x01, 0x7f},       // 2: (i32) -> i32
+		[]byte{0x60, 0x01, 0x7f, 0x00},             // 3: (i32) -> ()
+	)
+	funcs := vec(4, []byte{0}, []byte{1}, []byte{2}, []byte{3})
+	mallocIdx := byte(2)
+	if badMalloc {
+		mallocIdx = 3
+	}
+	exports := [][]byte{
+		append(name("plugin_api_version"), 0x00, 0),
+		append(name("malloc"), 0x00, mallocIdx),
+		append(name("free"), 0x00, 3),
+		append(name("memory"), 0x02, 0),
+	}
+	for _, fn := range Funcs() {
+		exports = append(exports, append(name(fn), 0x00, 1))
+	}
+	code := vec(4,
+		body(append(append([]byte{0x42}, s64(version)...), 0x0b)...), // i64.const version
+		body(0x42, 0x00, 0x0b), // i64.const 0
+		body(0x41, 0x00, 0x0b), // i32.const 0
+		body(0x0b),
+	)
+	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+	m = append(m, section(1, types)...)
+	m = append(m, section(3, funcs)...)
+	m = append(m, section(5, vec(1, []byte{0x00, 0x01}))...) // one memory, min 1 page
+	m = append(m, section(7, vec(len(exports), exports...))...)
+	return append(m, section(10, code)...)
+}

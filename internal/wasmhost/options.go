@@ -1,0 +1,34 @@
+package wasmhost
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Options configure a plugin loaded by [Load].
+type Options struct {
+	// Name names the plugin in logs and errors (IDX-NAME); the file's
+	// base name if empty.
+	Name string
+	// Logger receives the plugin's output and the host's messages about
+	// it; slog.Default() if nil.
+	Logger *slog.Logger
+	// Cache is the compilation cache to use, shared with other plugins
+	// (see [Cache]); if nil, the plugin has its own, kept in CacheDir.
+	Cache *Cache
+	// CacheDir is the directory of the plugin's own on-disk compilation
+	// cache (created if missing) if Cache is nil; "" for none. With it, a
+	// module compiled once loads without compiling in a later process.
+	// Setting both Cache and CacheDir is an error.
+	CacheDir string
+	// MemoryLimitPages caps the module's linear memory, in 64 KiB pages;
+	// 0 for DefaultMemoryLimitPages. A Go guest that needs more exits
+	// ("out of memory"), which discards the instance.
+	MemoryLimitPages uint32
+	// Reinit, if set, is called with each fresh instance that replaces a
+	// discarded one, before the call that needs it, under that call's
+	// context; call runs a request on the fresh instance (the caller
+	// replays its Configure request there). An error fails the call
+	// with KindInit and discards the instance again.
+	Reinit func(ctx context.Context, call func(ctx context.Context, fn string, req []byte) ([]byte, error)) error
+}

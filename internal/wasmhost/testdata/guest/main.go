@@ -1,0 +1,63 @@
+// Command guest is the WASM plugin the wasmhost tests load, built with
+// stub/wasmguest. What it does in CreateContainer depends on the
+// container's name: "adjust" adds an environment variable, "loop" never
+// returns, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
+// runtime), "handler-panic" panics in the handler (recovered by
+// wasmguest), "alloc" allocates without limit, "fail" returns an error,
+// "print" writes to stdout and stderr and logs through env.log.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub/wasmguest"
+)
+
+type plugin struct{ configured string }
+
+func (p *plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
+	p.configured = config
+	return 0, nil
+}
+
+var sink [][]byte
+
+func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	switch ctr.GetName() {
+	case "loop":
+		for {
+		}
+	case "sleep":
+		time.Sleep(time.Hour)
+	case "panic":
+		done := make(chan struct{})
+		go func() { panic("guest goroutine panicked on purpose") }()
+		<-done
+	case "handler-panic":
+		panic("handler panicked on purpose")
+	case "alloc":
+		for {
+			sink = append(sink, make([]byte, 1<<20))
+		}
+	case "fail":
+		return nil, nil, errors.New("refused on purpose")
+	case "print":
+		fmt.Println("hello on stdout")
+		fmt.Fprintln(os.Stderr, "hello on stderr")
+		wasmguest.Log(api.LogRequest_LEVEL_WARN, "hello through env.log")
+	}
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("WASM_GUEST", "configured="+p.configured)
+	return adj, nil, nil
+}
+
+func (p *plugin) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
+
+func init() { wasmguest.Register(&plugin{}) }
+
+func main() {}

@@ -1,0 +1,10 @@
+// Package wasm holds the interoperability tests of WebAssembly plugins
+// (issue 18), both ways: a guest built against upstream NRI's generated
+// WASM glue runs on nrikit's host (internal/wasmhost), and a guest built
+// with nrikit's stub/wasmguest runs on upstream v0.12.5's runtime; both
+// adjust a container the same way. The guests are in testdata and are
+// built by the tests with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, and
+// run by testdata/driver, a program of its own, so that the tests take
+// the same time with the race detector (which makes compiling a module
+// take minutes) as without.
+package wasm

@@ -1,0 +1,49 @@
+// Package wasmguest turns a plugin written for the stub into an NRI
+// WebAssembly plugin module, with the ABI of upstream NRI's WASM plugins
+// (docs/wasm-abi.md): the same module runs on nrikit's runtime and on
+// upstream's (containerd, CRI-O).
+//
+// The plugin implements some of the stub's handler interfaces
+// (stub.ConfigureInterface, stub.CreateContainerInterface, …, including
+// nrikit's Evicter and OptOut variants). Its main package registers it
+// from an init function, because a module built as a library runs its
+// init functions when the host initialises it, never main:
+//
+//	//go:build wasip1
+//
+//	package main
+//
+//	import "github.com/nrikit/nrikit/stub/wasmguest"
+//
+//	func init() { wasmguest.Register(&plugin{}) }
+//
+//	func main() {}
+//
+// and is built with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm
+//
+// (without -buildmode=c-shared the module is a command, which hosts
+// refuse). To build the same plugin as a process too, keep the handlers
+// in files without build constraints and put the stub's main in a file
+// constrained to !wasip1: package stub does not build for wasip1, so the
+// handlers must not use it (they use package api only).
+//
+// The package exports, through //go:wasmexport in its wasip1 files,
+// plugin_api_version, malloc, free and plugin_<request> for Configure,
+// Synchronize, Shutdown, StateChange and every event; a request the
+// plugin has no handler for is answered empty. Configure answers with
+// the events the plugin handles (or [WithSubscription]'s, or the
+// Configure handler's non-zero result), restricted to those the runtime
+// advertises if it does: on a WASM plugin the Configure response is the
+// subscription. A handler error is answered as an error string; a handler
+// panic is recovered into one (and its stack logged). A scope
+// ([WithScope]) is sent to the runtime and, on a runtime that does not
+// evaluate scopes, enforced in the guest without CEL. [Log] writes to the
+// host's log through the env.log import; stdout and stderr reach the log
+// of nrikit's runtime (upstream's discards them).
+//
+// The core, [Guest], is platform-neutral: [New] and [Guest.Handle] serve
+// the ABI's requests from protobuf bytes to protobuf bytes, and run in
+// ordinary tests.
+package wasmguest

@@ -1,0 +1,191 @@
+//go:build wasip1
+
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
+package wasmguest
+
+import (
+	"unsafe"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// The module's state. A c-shared module's exports are package-level
+// functions, so what they serve is package-level too: the one exception
+// in nrikit to "no global mutable state", set once by Register during
+// initialisation, then used by one host call at a time (the host never
+// calls a module concurrently).
+var (
+	// registered is the Guest Register made, or nil.
+	registered *Guest
+	// registerErr is why Register failed, answered to every request.
+	registerErr error
+	// allocations keeps the buffers the host allocated with malloc alive
+	// until it frees them.
+	allocations = map[uint32][]byte{}
+	// answer is the last response, kept alive until the host frees it or
+	// the next call replaces it.
+	answer []byte
+)
+
+// Register makes plugin the module's plugin; call it from an init
+// function of the plugin's main package (a module built with
+// -buildmode=c-shared runs its init functions in _initialize, never
+// main):
+//
+//	func init() { wasmguest.Register(&plugin{}, wasmguest.WithScope(scope)) }
+//
+// The guest's diagnostics go to the host's log through env.log unless an
+// option says otherwise. If plugin or an option is invalid, every request,
+// Configure first, is answered with the error, so the runtime reports it.
+func Register(plugin any, opts ...Option) {
+	opts = append([]Option{WithLog(Log)}, opts...)
+	g, err := New(plugin, opts...)
+	if err != nil {
+		registered, registerErr = nil, err
+		return
+	}
+	registered, registerErr = g, nil
+}
+
+// Log sends msg to the host's log at level, through the env.log import.
+func Log(level api.LogRequest_Level, msg string) {
+	b, err := proto.Marshal(&api.LogRequest{Msg: msg, Level: level})
+	if err != nil || len(b) == 0 {
+		return
+	}
+	rsp := hostLog(uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b)))
+	if ptr := uint32(rsp >> 32); ptr != 0 {
+		delete(allocations, ptr) // the host's (empty) answer, if it allocated one
+	}
+	keep(b)
+}
+
+//go:wasmimport env log
+func hostLog(ptr, size uint32) uint64
+
+// keep keeps b reachable until here.
+//
+//go:noinline
+func keep(b []byte) { _ = b }
+
+//go:wasmexport malloc
+func malloc(size uint32) uint32 {
+	if size == 0 {
+		return 0
+	}
+	b := make([]byte, size)
+	ptr := uint32(uintptr(unsafe.Pointer(&b[0])))
+	allocations[ptr] = b
+	return ptr
+}
+
+//go:wasmexport free
+func free(ptr uint32) {
+	if len(answer) > 0 && ptr == uint32(uintptr(unsafe.Pointer(&answer[0]))) {
+		answer = nil
+		return
+	}
+	delete(allocations, ptr)
+}
+
+//go:wasmexport plugin_api_version
+func pluginAPIVersion() uint64 { return APIVersion }
+
+// notRegistered answers every request of a module whose plugin did not
+// call Register.
+const notRegistered = "wasmguest: no plugin registered (call wasmguest.Register from an init function: a c-shared module does not run main)"
+
+// errorBit marks the size of an answer that is an error string.
+const errorBit = 1 << 31
+
+// serve answers a call of export fn with the request at (ptr, size):
+// ptr<<32 | size of the response, with errorBit set in size for an error
+// string.
+func serve(fn string, ptr, size uint32) uint64 {
+	var req []byte
+	if size > 0 {
+		req = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(ptr))), size)
+	}
+	if registered == nil {
+		msg := notRegistered
+		if registerErr != nil {
+			msg = registerErr.Error()
+		}
+		return reply([]byte(msg), errorBit)
+	}
+	rsp, err := registered.Handle(fn, req)
+	if err != nil {
+		msg := err.Error()
+		if msg == "" {
+			msg = "wasmguest: handler failed with an empty error"
+		}
+		return reply([]byte(msg), errorBit)
+	}
+	return reply(rsp, 0)
+}
+
+// reply keeps b alive as the answer and encodes its position.
+func reply(b []byte, flag uint64) uint64 {
+	answer = b
+	if len(b) == 0 {
+		return flag
+	}
+	return uint64(uintptr(unsafe.Pointer(&b[0])))<<32 | uint64(len(b)) | flag
+}
+
+//go:wasmexport plugin_configure
+func pluginConfigure(ptr, size uint32) uint64 { return serve(FuncConfigure, ptr, size) }
+
+//go:wasmexport plugin_synchronize
+func pluginSynchronize(ptr, size uint32) uint64 { return serve(FuncSynchronize, ptr, size) }
+
+//go:wasmexport plugin_shutdown
+func pluginShutdown(ptr, size uint32) uint64 { return serve(FuncShutdown, ptr, size) }
+
+//go:wasmexport plugin_run_pod_sandbox
+func pluginRunPod(ptr, size uint32) uint64 { return serve(FuncRunPod, ptr, size) }
+
+//go:wasmexport plugin_update_pod_sandbox
+func pluginUpdatePod(ptr, size uint32) uint64 { return serve(FuncUpdatePod, ptr, size) }
+
+//go:wasmexport plugin_post_update_pod_sandbox
+func pluginPostUpdatePod(ptr, size uint32) uint64 { return serve(FuncPostUpdatePod, ptr, size) }
+
+//go:wasmexport plugin_stop_pod_sandbox
+func pluginStopPod(ptr, size uint32) uint64 { return serve(FuncStopPod, ptr, size) }
+
+//go:wasmexport plugin_remove_pod_sandbox
+func pluginRemovePod(ptr, size uint32) uint64 { return serve(FuncRemovePod, ptr, size) }
+
+//go:wasmexport plugin_create_container
+func pluginCreateContainer(ptr, size uint32) uint64 { return serve(FuncCreateContainer, ptr, size) }
+
+//go:wasmexport plugin_post_create_container
+func pluginPostCreate(ptr, size uint32) uint64 { return serve(FuncPostCreate, ptr, size) }
+
+//go:wasmexport plugin_start_container
+func pluginStartContainer(ptr, size uint32) uint64 { return serve(FuncStartContainer, ptr, size) }
+
+//go:wasmexport plugin_post_start_container
+func pluginPostStart(ptr, size uint32) uint64 { return serve(FuncPostStart, ptr, size) }
+
+//go:wasmexport plugin_update_container
+func pluginUpdateContainer(ptr, size uint32) uint64 { return serve(FuncUpdateContainer, ptr, size) }
+
+//go:wasmexport plugin_post_update_container
+func pluginPostUpdate(ptr, size uint32) uint64 { return serve(FuncPostUpdate, ptr, size) }
+
+//go:wasmexport plugin_stop_container
+func pluginStopContainer(ptr, size uint32) uint64 { return serve(FuncStopContainer, ptr, size) }
+
+//go:wasmexport plugin_remove_container
+func pluginRemoveContainer(ptr, size uint32) uint64 { return serve(FuncRemoveContainer, ptr, size) }
+
+//go:wasmexport plugin_state_change
+func pluginStateChange(ptr, size uint32) uint64 { return serve(FuncStateChange, ptr, size) }
+
+//go:wasmexport plugin_validate_container_adjustment
+func pluginValidate(ptr, size uint32) uint64 { return serve(FuncValidate, ptr, size) }

@@ -1,0 +1,349 @@
+//go:build !wasip1
+
+package wasmguest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub"
+)
+
+// everything implements every handler interface of the stub.
+type everything struct{ calls []string }
+
+var (
+	_ stub.ConfigureInterface                   = (*everything)(nil)
+	_ stub.SynchronizeInterface                 = (*everything)(nil)
+	_ stub.ShutdownInterface                    = (*everything)(nil)
+	_ stub.RunPodInterface                      = (*everything)(nil)
+	_ stub.UpdatePodInterface                   = (*everything)(nil)
+	_ stub.PostUpdatePodInterface               = (*everything)(nil)
+	_ stub.StopPodInterface                     = (*everything)(nil)
+	_ stub.RemovePodInterface                   = (*everything)(nil)
+	_ stub.CreateContainerInterface             = (*everything)(nil)
+	_ stub.PostCreateContainerInterface         = (*everything)(nil)
+	_ stub.StartContainerInterface              = (*everything)(nil)
+	_ stub.PostStartContainerInterface          = (*everything)(nil)
+	_ stub.UpdateContainerInterface             = (*everything)(nil)
+	_ stub.PostUpdateContainerInterface         = (*everything)(nil)
+	_ stub.StopContainerInterface               = (*everything)(nil)
+	_ stub.RemoveContainerInterface             = (*everything)(nil)
+	_ stub.ValidateContainerAdjustmentInterface = (*everything)(nil)
+)
+
+func (e *everything) note(s string) { e.calls = append(e.calls, s) }
+
+func (e *everything) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
+	e.note("Configure:" + config)
+	if config == "only-create" {
+		return api.MaskOf(api.Event_CREATE_CONTAINER), nil
+	}
+	return 0, nil
+}
+func (e *everything) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	e.note("Synchronize")
+	return []*api.ContainerUpdate{{ContainerId: "n", IgnoreFailure: len(pods) == 2 && len(ctrs) == 1}}, nil
+}
+func (e *everything) Shutdown(context.Context) { e.note("Shutdown") }
+func (e *everything) RunPodSandbox(_ context.Context, p *api.PodSandbox) error {
+	e.note("RunPodSandbox:" + p.GetName())
+	return nil
+}
+func (e *everything) UpdatePodSandbox(context.Context, *api.PodSandbox, *api.LinuxResources, *api.LinuxResources) error {
+	e.note("UpdatePodSandbox")
+	return nil
+}
+func (e *everything) PostUpdatePodSandbox(context.Context, *api.PodSandbox) error {
+	e.note("PostUpdatePodSandbox")
+	return nil
+}
+func (e *everything) StopPodSandbox(context.Context, *api.PodSandbox) error {
+	e.note("StopPodSandbox")
+	return nil
+}
+func (e *everything) RemovePodSandbox(context.Context, *api.PodSandbox) error {
+	e.note("RemovePodSandbox")
+	return nil
+}
+func (e *everything) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	e.note("CreateContainer:" + c.GetName())
+	switch c.GetName() {
+	case "fail":
+		return nil, nil, errors.New("no")
+	case "panic":
+		panic("boom")
+	}
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("K", "V")
+	return adj, nil, nil
+}
+func (e *everything) PostCreateContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	e.note("PostCreateContainer")
+	return nil
+}
+func (e *everything) StartContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	e.note("StartContainer")
+	return nil
+}
+func (e *everything) PostStartContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	e.note("PostStartContainer")
+	return nil
+}
+func (e *everything) UpdateContainer(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	e.note("UpdateContainer")
+	return nil, nil
+}
+func (e *everything) PostUpdateContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	e.note("PostUpdateContainer")
+	return nil
+}
+func (e *everything) StopContainer(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error) {
+	e.note("StopContainer")
+	return nil, nil
+}
+func (e *everything) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	e.note("RemoveContainer")
+	return nil
+}
+func (e *everything) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) error {
+	e.note("ValidateContainerAdjustment")
+	return errors.New("rejected")
+}
+
+// evicter implements the stub's nrikit extensions.
+type evicter struct{}
+
+var (
+	_ stub.CreateContainerEvicter     = evicter{}
+	_ stub.UpdateContainerEvicter     = evicter{}
+	_ stub.SynchronizeOptOutInterface = evicter{}
+)
+
+func (evicter) CreateContainerWithEvictions(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error) {
+	return nil, nil, []*api.ContainerEviction{{ContainerId: "victim"}}, nil
+}
+func (evicter) UpdateContainerWithEvictions(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, []*api.ContainerEviction, error) {
+	return nil, nil, nil
+}
+func (evicter) SynchronizeWithOptOut(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, *api.OptOut, error) {
+	return nil, &api.OptOut{PodIds: []string{"p"}}, nil
+}
+
+// handle encodes req, calls g.Handle and decodes into rsp.
+func handle(t *testing.T, g *Guest, fn string, req, rsp proto.Message) error {
+	t.Helper()
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Handle(fn, b)
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(out, rsp); err != nil {
+		t.Fatalf("decoding the %s response: %v", fn, err)
+	}
+	return nil
+}
+
+func TestImplementedMatchesTheStub(t *testing.T) {
+	g, err := New(&everything{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Implemented(); got != api.AllEvents {
+		t.Errorf("Implemented = %s, want every event %s", got, api.AllEvents)
+	}
+	g, err = New(evicter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := api.MaskOf(api.Event_CREATE_CONTAINER, api.Event_UPDATE_CONTAINER); g.Implemented() != want {
+		t.Errorf("Implemented = %s, want %s", g.Implemented(), want)
+	}
+	rsp := &api.CreateContainerResponse{}
+	if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Container: &api.Container{Id: "c"}}, rsp); err != nil {
+		t.Fatal(err)
+	}
+	if len(rsp.GetEvict()) != 1 {
+		t.Errorf("evicter's CreateContainer answered %v, want one eviction", rsp)
+	}
+	srsp := &api.SynchronizeResponse{}
+	if err := handle(t, g, FuncSynchronize, &api.SynchronizeRequest{}, srsp); err != nil || srsp.GetOptOut() == nil {
+		t.Errorf("SynchronizeWithOptOut: %v, %v; want an opt-out", srsp, err)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		plugin any
+		opts   []Option
+	}{
+		"nil plugin":       {nil, nil},
+		"no handlers":      {struct{}{}, nil},
+		"nil option":       {&everything{}, []Option{nil}},
+		"empty mask":       {&everything{}, []Option{WithSubscription(0)}},
+		"unhandled event":  {evicter{}, []Option{WithSubscription(api.MaskOf(api.Event_RUN_POD_SANDBOX))}},
+		"nil scope":        {&everything{}, []Option{WithScope(nil)}},
+		"nil log function": {&everything{}, []Option{WithLog(nil)}},
+	} {
+		if _, err := New(tc.plugin, tc.opts...); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
+
+func TestConfigureSubscription(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		config    string
+		supported api.EventMask
+		opts      []Option
+		want      api.EventMask
+	}{
+		{"implemented", "", 0, nil, api.AllEvents},
+		{"handler's choice", "only-create", 0, nil, api.MaskOf(api.Event_CREATE_CONTAINER)},
+		{"option", "", 0, []Option{WithSubscription(api.PodEvents)}, api.PodEvents},
+		{"runtime's events", "", api.PodEvents | api.MaskOf(api.Event_CREATE_CONTAINER), nil, api.PodEvents | api.MaskOf(api.Event_CREATE_CONTAINER)},
+	} {
+		p := &everything{}
+		g, err := New(p, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsp := &api.ConfigureResponse{}
+		req := &api.ConfigureRequest{Config: tc.config, SupportedEvents: int32(tc.supported)}
+		if err := handle(t, g, FuncConfigure, req, rsp); err != nil {
+			t.Fatalf("%s: Configure: %v", tc.name, err)
+		}
+		if got := api.EventMask(rsp.GetEvents()); got != tc.want {
+			t.Errorf("%s: events = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	p := &everything{}
+	g, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, ctr := &api.PodSandbox{Id: "p", Name: "pod"}, &api.Container{Id: "c", Name: "ctr", PodSandboxId: "p"}
+	ccr := &api.CreateContainerResponse{}
+	if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: pod, Container: ctr}, ccr); err != nil {
+		t.Fatal(err)
+	}
+	if env := ccr.GetAdjust().GetEnv(); len(env) != 1 || env[0].GetKey() != "K" {
+		t.Errorf("CreateContainer adjustment = %v", ccr.GetAdjust())
+	}
+	if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: pod, Container: &api.Container{Name: "fail"}}, ccr); err == nil || err.Error() != "no" {
+		t.Errorf("failing handler: %v, want its error", err)
+	}
+	err = handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: pod, Container: &api.Container{Name: "panic"}}, ccr)
+	if err == nil || !strings.Contains(err.Error(), "CreateContainer handler panicked: boom") {
+		t.Errorf("panicking handler: %v", err)
+	}
+	vr := &api.ValidateContainerAdjustmentResponse{}
+	if err := handle(t, g, FuncValidate, &api.ValidateContainerAdjustmentRequest{Pod: pod, Container: ctr}, vr); err != nil || !vr.GetReject() || vr.GetReason() != "rejected" {
+		t.Errorf("Validate: %v, %v; want a rejection", vr, err)
+	}
+	// Synchronize in two parts reaches the handler once, with both.
+	sr := &api.SynchronizeResponse{}
+	if err := handle(t, g, FuncSynchronize, &api.SynchronizeRequest{Pods: []*api.PodSandbox{pod}, More: true}, sr); err != nil || !sr.GetMore() {
+		t.Errorf("first Synchronize part: %v, %v; want more", sr, err)
+	}
+	if err := handle(t, g, FuncSynchronize, &api.SynchronizeRequest{Pods: []*api.PodSandbox{{Id: "q"}}, Containers: []*api.Container{ctr}}, sr); err != nil || len(sr.GetUpdate()) != 1 || !sr.GetUpdate()[0].GetIgnoreFailure() {
+		t.Errorf("last Synchronize part: %v, %v; want the handler's update for 2 pods, 1 container", sr, err)
+	}
+	for _, fn := range []string{FuncRunPod, FuncUpdatePod, FuncPostUpdatePod, FuncStopPod, FuncRemovePod,
+		FuncPostCreate, FuncStartContainer, FuncPostStart, FuncUpdateContainer, FuncPostUpdate, FuncStopContainer, FuncRemoveContainer, FuncShutdown} {
+		if _, err := g.Handle(fn, nil); err != nil {
+			t.Errorf("%s with an empty request: %v", fn, err)
+		}
+	}
+	if err := handle(t, g, FuncStateChange, &api.StateChangeEvent{Event: api.Event_START_CONTAINER, Pod: pod, Container: ctr}, &api.Empty{}); err != nil {
+		t.Errorf("StateChange: %v", err)
+	}
+	want := "CreateContainer:ctr CreateContainer:fail CreateContainer:panic ValidateContainerAdjustment Synchronize " +
+		"RunPodSandbox: UpdatePodSandbox PostUpdatePodSandbox StopPodSandbox RemovePodSandbox PostCreateContainer StartContainer " +
+		"PostStartContainer UpdateContainer PostUpdateContainer StopContainer RemoveContainer Shutdown StartContainer"
+	if got := strings.Join(p.calls, " "); got != want {
+		t.Errorf("handler calls:\n got %s\nwant %s", got, want)
+	}
+	if _, err := g.Handle("plugin_nonsense", nil); err == nil {
+		t.Error("unknown function succeeded")
+	}
+	if _, err := g.Handle(FuncCreateContainer, []byte{0xff, 0xff}); err == nil || !strings.Contains(err.Error(), "decoding") {
+		t.Errorf("undecodable request: %v, want a decoding error", err)
+	}
+}
+
+func TestUnimplementedAnswerEmpty(t *testing.T) {
+	g, err := New(evicter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{FuncRunPod, FuncStopContainer, FuncValidate, FuncShutdown, FuncConfigure} {
+		out, err := g.Handle(fn, nil)
+		if err != nil {
+			t.Errorf("%s: %v", fn, err)
+		}
+		if fn != FuncConfigure && len(out) != 0 {
+			t.Errorf("%s answered %d bytes, want an empty response", fn, len(out))
+		}
+	}
+}
+
+func TestScopeEnforcedOnRuntimesThatDoNotEvaluateIt(t *testing.T) {
+	scope := &api.PluginScope{Namespaces: []string{"kube-*"}}
+	in := &api.PodSandbox{Id: "in", Namespace: "kube-system"}
+	out := &api.PodSandbox{Id: "out", Namespace: "default"}
+	for _, tc := range []struct {
+		name      string
+		supported api.EventMask
+		wantCalls string
+	}{
+		{"upstream runtime", 0, "CreateContainer:a"},
+		{"nrikit runtime", api.AllEvents, "CreateContainer:a CreateContainer:b"},
+	} {
+		p := &everything{}
+		g, err := New(p, WithScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crsp := &api.ConfigureResponse{}
+		if err := handle(t, g, FuncConfigure, &api.ConfigureRequest{SupportedEvents: int32(tc.supported)}, crsp); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(crsp.GetScope(), scope) {
+			t.Errorf("%s: Configure response scope = %v, want %v", tc.name, crsp.GetScope(), scope)
+		}
+		p.calls = nil
+		rsp := &api.CreateContainerResponse{}
+		if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: in, Container: &api.Container{Id: "a", Name: "a"}}, rsp); err != nil {
+			t.Fatal(err)
+		}
+		if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: out, Container: &api.Container{Id: "b", Name: "b"}}, rsp); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(p.calls, " "); got != tc.wantCalls {
+			t.Errorf("%s: handler calls %q, want %q", tc.name, got, tc.wantCalls)
+		}
+		if tc.supported == 0 && (rsp.GetOptOut() == nil || rsp.GetOptOut().GetPodIds()[0] != "out") {
+			t.Errorf("%s: out-of-scope CreateContainer answered %v, want an opt-out of the pod", tc.name, rsp)
+		}
+	}
+	g, err := New(&everything{}, WithScope(&api.PluginScope{Cel: "pod.name == 'x'"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Handle(FuncConfigure, nil); err == nil || !strings.Contains(err.Error(), "CEL") {
+		t.Errorf("Configure with a CEL scope on a runtime that does not evaluate scopes: %v, want an error about CEL", err)
+	}
+}

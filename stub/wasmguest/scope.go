@@ -1,0 +1,82 @@
+package wasmguest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
+)
+
+// gate enforces a plugin's scope in the guest, on a runtime that does
+// not evaluate scopes (one that does not advertise its events in
+// ConfigureRequest.supported_events, such as upstream's). A nil gate
+// admits everything.
+//
+// Unlike the stub's gate it does not remember which containers were in
+// scope at creation: every event is judged by the pod and container it
+// carries. For scopes on what does not change (namespaces, labels, pod
+// annotations, runtime handlers, names, images) the decision is the same;
+// for container annotations, which plugins can change, a container's
+// later events are judged by their own view of it.
+type gate struct{ f *filter.Filter }
+
+// newGate returns the gate for scope on the runtime that sent req, or nil
+// if there is nothing to enforce.
+func newGate(scope *api.PluginScope, req *api.ConfigureRequest) (*gate, error) {
+	if scope == nil || req.GetSupportedEvents() != 0 {
+		return nil, nil
+	}
+	if strings.TrimSpace(scope.GetCel()) != "" {
+		return nil, fmt.Errorf("wasmguest: WithScope: the runtime does not evaluate scopes and the guest cannot evaluate CEL expressions")
+	}
+	f, err := filter.Compile(scope)
+	if err != nil {
+		return nil, fmt.Errorf("wasmguest: WithScope: %w; the runtime does not evaluate scopes, so the plugin must", err)
+	}
+	if f.MatchesAll() {
+		return nil, nil
+	}
+	return &gate{f: f}, nil
+}
+
+// admitPod reports whether a pod event's handler is called.
+func (g *gate) admitPod(pod *api.PodSandbox) bool {
+	return g == nil || g.f.MatchPod(pod)
+}
+
+// admitContainer reports whether a container event's handler is called.
+func (g *gate) admitContainer(pod *api.PodSandbox, ctr *api.Container) bool {
+	return g == nil || g.f.MatchContainer(pod, ctr)
+}
+
+// optOut is the opt-out a CreateContainer out of scope is answered with:
+// of the pod if the pod is out of scope, else of the container.
+func (g *gate) optOut(pod *api.PodSandbox, ctr *api.Container) *api.OptOut {
+	if !g.f.MatchPod(pod) {
+		return &api.OptOut{PodIds: []string{pod.GetId()}}
+	}
+	return &api.OptOut{ContainerIds: []string{ctr.GetId()}}
+}
+
+// seed returns the pods and containers of a Synchronize snapshot in scope.
+func (g *gate) seed(pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.PodSandbox, []*api.Container) {
+	if g == nil {
+		return pods, ctrs
+	}
+	byID := make(map[string]*api.PodSandbox, len(pods))
+	var inPods []*api.PodSandbox
+	for _, p := range pods {
+		byID[p.GetId()] = p
+		if g.f.MatchPod(p) {
+			inPods = append(inPods, p)
+		}
+	}
+	var inCtrs []*api.Container
+	for _, c := range ctrs {
+		if g.f.MatchContainer(byID[c.GetPodSandboxId()], c) {
+			inCtrs = append(inCtrs, c)
+		}
+	}
+	return inPods, inCtrs
+}
