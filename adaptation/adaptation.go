@@ -61,15 +61,17 @@ type Adaptation struct {
 	// lastScopes are the effective scopes required plugins last
 	// registered with, by full name (see missingRequiredLocked).
 	lastScopes map[string]*filter.Filter
+
+	// syncBlocks orders the runtime's PluginSyncBlocks against
+	// snapshots (see embed_sync.go).
+	syncBlocks syncGate
 }
 
 // New creates an Adaptation for the runtime runtimeName/runtimeVersion.
-// list and update are the runtime's callbacks (both required). Nothing
-// is started until [Adaptation.Start].
+// list and update are the runtime's callbacks (both required, except
+// that list must be nil when [WithSyncFunc] is given). Nothing is
+// started until [Adaptation.Start].
 func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, opts ...Option) (*Adaptation, error) {
-	if list == nil {
-		return nil, errors.New("adaptation: nil ListFunc")
-	}
 	if update == nil {
 		return nil, errors.New("adaptation: nil UpdateFunc")
 	}
@@ -82,13 +84,22 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 			return nil, err
 		}
 	}
+	switch {
+	case list == nil && cfg.syncFunc == nil:
+		return nil, errors.New("adaptation: nil ListFunc")
+	case list != nil && cfg.syncFunc != nil:
+		return nil, errors.New("adaptation: both a ListFunc and a SyncFunc given")
+	}
+	if cfg.recorder != nil {
+		cfg.observer = observerWithRecorder(cfg.observer, cfg.recorder)
+	}
 	if cfg.maxPluginTimeout == 0 {
 		cfg.maxPluginTimeout = cfg.requestTimeout
 	}
 	if cfg.syncWait == 0 {
 		cfg.syncWait = cfg.requestTimeout
 	}
-	m, err := newMetrics(cfg.registerer)
+	m, err := newMetrics(cfg.registerer, cfg.recorder)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
-	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 )
 
 // benchRequest is the CreateContainerRequest of both benchmarks.
@@ -66,19 +65,12 @@ func BenchmarkCreateContainer(b *testing.B) {
 // unary CreateContainer round trip over the NRI multiplexer to a child
 // process, with the same request and answer.
 func BenchmarkRawTTRPC(b *testing.B) {
-	pair, err := socketpair.New()
-	must(b, err)
-	defer pair.Close()
-	conn, err := pair.LocalConn()
-	must(b, err)
 	exe, err := os.Executable()
 	must(b, err)
-	cmd := exec.Command(exe, helperArgs("raw", "-behave", "serve", "-quiet", "-env", "VAR0=0")...)
-	cmd.Env = append(os.Environ(), helperEnv+"=1", noRaceExitDelay)
-	cmd.ExtraFiles = []*os.File{pair.PeerFile()}
-	cmd.Stderr = os.Stderr
-	must(b, cmd.Start())
-	pair.ClosePeer()
+	proc, conn, err := pluginproc.Start(pluginproc.Spec{Path: exe,
+		Args: helperArgs("raw", "-behave", "serve", "-quiet", "-env", "VAR0=0"),
+		Env:  []string{helperEnv + "=1", noRaceExitDelay}, Output: os.Stderr})
+	must(b, err)
 	m, err := mux.New(conn)
 	must(b, err)
 	pc, err := m.Open(mux.PluginServiceConn)
@@ -88,7 +80,7 @@ func BenchmarkRawTTRPC(b *testing.B) {
 	defer func() {
 		client.Close()
 		m.Close()
-		cmd.Wait()
+		proc.Stop(hangGuard, time.Second)
 	}()
 
 	ctx := context.Background()
@@ -148,6 +140,37 @@ func BenchmarkScopedCreateContainer(b *testing.B) {
 				if err != nil || len(rsp.Adjust.GetEnv()) != 1 {
 					b.Fatalf("CreateContainer: %v %v", rsp, err)
 				}
+			}
+			b.StopTimer()
+			reportLatencies(b, lat)
+		})
+	}
+}
+
+// BenchmarkNotifyFanout measures a notification (PostCreateContainer)
+// relayed to N plugin processes concurrently: the request is encoded once
+// for all of them.
+func BenchmarkNotifyFanout(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
+			var plugins []testPlugin
+			for i := range n {
+				plugins = append(plugins, testPlugin{fmt.Sprintf("%02d-post%d", 10+i, i),
+					helperArgs("stub", "-quiet", "-events", "PostCreateContainer")})
+			}
+			rt := newTestRuntime(b, plugins, WithLogger(slog.New(slog.DiscardHandler)), WithDisabledExternalConnections())
+			rt.start(b)
+			ctx := context.Background()
+			req := &api.PostCreateContainerRequest{Pod: testPod(0), Container: bigCtr(0)}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				if err := rt.a.PostCreateContainer(ctx, req); err != nil {
+					b.Fatalf("PostCreateContainer: %v", err)
+				}
+				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
 			reportLatencies(b, lat)

@@ -1,10 +1,12 @@
 package adaptation
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/proto"
 )
 
 // builtinEndpoint is an in-process plugin: calls go straight to its
@@ -21,6 +23,30 @@ func newBuiltinEndpoint(svc api.PluginService) *builtinEndpoint {
 
 // Done is closed by Close.
 func (b *builtinEndpoint) Done() <-chan struct{} { return b.done }
+
+// call makes the call in-process with a clone of req: the request may
+// share objects with the runtime's own request and with the requests of
+// other plugins, which the plugin must not be able to change.
+func (b *builtinEndpoint) call(ctx context.Context, m *method, req proto.Message, _ *shared) (proto.Message, error) {
+	return m.serve(b.PluginService, ctx, proto.Clone(req))
+}
+
+// garbled is false: an in-process plugin's errors are its answers.
+func (b *builtinEndpoint) garbled(error) bool { return false }
+
+// syncParts returns the parts of splitSync, with copies of the objects.
+func (b *builtinEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+	return plainSyncParts(cloneAll(pods), cloneAll(ctrs), limit)
+}
+
+// cloneAll returns deep copies of ms.
+func cloneAll[M proto.Message](ms []M) []M {
+	out := make([]M, len(ms))
+	for i, m := range ms {
+		out[i] = api.Clone(m)
+	}
+	return out
+}
 
 // configured does nothing: a builtin plugin is called in-process.
 func (b *builtinEndpoint) configured(time.Duration) {}

@@ -12,6 +12,8 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // connEndpoint is a plugin at the other end of a connection (launched or
@@ -19,12 +21,11 @@ import (
 // and a ttrpc server of the Runtime service on connection 2.
 type connEndpoint struct {
 	api.PluginService
+	sess   *nriconn.Session
 	mux    *mux.Mux
 	client *ttrpc.Client
-	server *ttrpc.Server
 	// handlers tracks the Runtime service calls in progress.
 	handlers gate
-	serving  sync.WaitGroup
 	// gate holds off reading the plugin's requests while too many are
 	// unanswered (inflight.go).
 	gate *inflightGate
@@ -54,6 +55,10 @@ type connLimits struct {
 	writeTimeout time.Duration
 	// maxInFlight bounds the plugin's unanswered Runtime-service requests.
 	maxInFlight int
+	// clientOpts and serverOpts are the runtime's own ttrpc options
+	// (WithTTRPCOptions), such as otelttrpc's interceptors.
+	clientOpts []ttrpc.ClientOpts
+	serverOpts []ttrpc.ServerOpt
 }
 
 // preConfigureLimit bounds frames and ttrpc messages from a plugin until
@@ -62,27 +67,59 @@ type connLimits struct {
 // registered should not make the runtime allocate much.
 const preConfigureLimit = 64 << 10
 
-// newConnEndpoint sets up the NRI connection layout on conn and serves the
-// Runtime service returned by rt on it; onClose (may be nil) runs last in
-// Close. The endpoint owns conn.
+// newConnEndpoint sets up the NRI connection layout on conn (an
+// nriconn.Session) and serves the Runtime service returned by rt on it;
+// onClose (may be nil) runs last in Close. The endpoint owns conn.
 func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole, []mux.Option{mux.WithWriteTimeout(lim.writeTimeout)})
+	e := &connEndpoint{flushed: make(chan struct{}), onClose: onClose, gate: newInflightGate(lim.maxInFlight)}
+	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
+		WriteTimeout:  lim.writeTimeout,
+		ClientOptions: lim.clientOpts,
+		ServerOptions: lim.serverOpts,
+		Init: func(s *nriconn.Session) {
+			e.mux = s.Mux
+			e.setMessageLimit(preConfigureLimit)
+		},
+		ClientConn: func(c net.Conn) net.Conn { return e.follow(c, nil) },
+		Register: func(s *nriconn.Session) {
+			e.client = s.Client
+			e.PluginService = api.NewPluginClient(s.Client)
+			api.RegisterRuntimeService(s.Server, &gatedRuntime{rt: rt(e), gate: &e.handlers})
+		},
+		Listener: func(l net.Listener) net.Listener { return &flushListener{Listener: l, e: e} },
+		Context:  ctx,
+	})
 	if err != nil {
 		return nil, err
 	}
-	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
-	e := &connEndpoint{mux: m, server: srv, flushed: make(chan struct{}), onClose: onClose,
-		gate: newInflightGate(lim.maxInFlight)}
-	e.setMessageLimit(preConfigureLimit)
-	e.client = ttrpc.NewClient(e.follow(pc, nil))
-	e.PluginService = api.NewPluginClient(e.client)
-	api.RegisterRuntimeService(srv, &gatedRuntime{rt: rt(e), gate: &e.handlers})
-	e.serving.Add(1)
-	go func() {
-		defer e.serving.Done()
-		_ = srv.Serve(ctx, &flushListener{Listener: l, e: e})
-	}()
+	e.sess = sess
 	return e, nil
+}
+
+// call encodes req, with what sh shares (see shared.wire), and makes the
+// call over the connection.
+func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
+	msg, err := sh.wire(req)
+	if err != nil {
+		return nil, err
+	}
+	rsp := m.answer.New().Interface()
+	if err := e.client.Call(ctx, api.PluginServiceName, m.name, msg, rsp); err != nil {
+		return nil, err
+	}
+	return rsp, nil
+}
+
+// garbled reports whether err is not a status the plugin answered with
+// (ttrpc failed to decode what the plugin sent).
+func (e *connEndpoint) garbled(err error) bool {
+	_, isStatus := status.FromError(err)
+	return !isStatus
+}
+
+// syncParts returns the parts encoded ahead (see encodedSyncParts).
+func (e *connEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+	return encodedSyncParts(pods, ctrs, limit)
 }
 
 // Done is closed when the connection is gone.
@@ -126,10 +163,7 @@ func (e *connEndpoint) cause() error {
 // in progress, then runs onClose.
 func (e *connEndpoint) Close() error {
 	e.closeOnce.Do(func() {
-		e.server.Close()
-		e.client.Close()
-		err := e.mux.Close()
-		e.serving.Wait()
+		err := e.sess.Close()
 		e.handlers.closeAndWait()
 		if e.onClose != nil {
 			err = errors.Join(err, e.onClose())

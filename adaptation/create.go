@@ -11,12 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Field numbers of CreateContainerRequest.
-const (
-	createPodField       = 1
-	createContainerField = 2
-)
-
 // CreateContainer relays the creation of a container to the plugins, in
 // order, each seeing the container with the adjustments of the plugins
 // before it, and merges their answers. Then the validating plugins check
@@ -36,44 +30,16 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	subj := about(req.Pod, req.Container)
 	var (
 		consulted []*plugin
-		podWire   []byte // the pod's encoding, as field 1
 		// adjuster is the last plugin whose answer changed something:
 		// the one to blame if the merged request grows too large.
 		adjuster *plugin
 	)
 	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
 		func() error { return a.missingRequiredLocked(subj) },
-		func(p *plugin) (*api.CreateContainerRequest, *api.CreateContainerRequest, error) {
-			next := &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
-			if p.kind == KindBuiltin {
-				// The view shares what no plugin changed with the
-				// runtime's request: a builtin plugin, which gets the
-				// request itself rather than its encoding, must not be
-				// able to change either.
-				next = api.Clone(next)
-				return next, next, nil
-			}
-			// The pod is the same for every plugin: encode it once;
-			// the container, which changes from plugin to plugin, is
-			// encoded by hand for each (see encodedSize).
-			if podWire == nil && req.Pod != nil {
-				enc, err := appendField(nil, createPodField, req.Pod, encodedSize(req.Pod))
-				if err != nil {
-					return next, next, nil
-				}
-				podWire = enc
-			}
-			// Clipped, podWire is copied into a buffer of the right size.
-			buf, err := appendField(slices.Clip(podWire), createContainerField, next.Container, encodedSize(next.Container))
-			if err != nil {
-				return next, next, nil
-			}
-			if err := mergedSizeError(adjuster, "CreateContainer", pristine, len(buf)); err != nil {
-				return nil, nil, err
-			}
-			wire := &api.CreateContainerRequest{}
-			wire.ProtoReflect().SetUnknown(buf)
-			return next, wire, nil
+		func(*plugin) *api.CreateContainerRequest {
+			// The endpoints encode the pod, the same for every plugin,
+			// once (see shared); a builtin plugin gets a clone.
+			return &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
 			consulted = append(consulted, p)
@@ -93,6 +59,10 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			return c.Apply(p.full, rsp)
 		})
 	if err != nil {
+		if n, ok := requestSize(err); ok {
+			// The merged request outgrew NRI's message limit.
+			return nil, mergedSizeError(adjuster, "CreateContainer", pristine, n)
+		}
 		return nil, err
 	}
 	rsp := &api.CreateContainerResponse{Adjust: c.Adjustment(), Update: c.Updates(), Evict: c.Evictions()}
@@ -173,6 +143,7 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api
 		res.release(0)
 		return err
 	}
+	sh := &shared{} // the validators' endpoints encode req once
 	outs := make([]chan outcome[*api.ValidateContainerAdjustmentResponse], len(res.plugins))
 	hs := make([]*handoff, len(res.plugins))
 	for i, p := range res.plugins {
@@ -188,7 +159,7 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api
 				out <- outcome[*api.ValidateContainerAdjustmentResponse]{err: skip}
 				return
 			}
-			rsp, err := invoke(ctx, p, rpcValidate, req)
+			rsp, err := invoke(ctx, p, rpcValidate, req, sh)
 			out <- outcome[*api.ValidateContainerAdjustmentResponse]{rsp, err}
 		}
 	}
@@ -233,9 +204,8 @@ func (a *Adaptation) UpdateContainer(ctx context.Context, req *api.UpdateContain
 	}
 	u := merge.NewUpdate(req.Pod, req.Container, req.LinuxResources)
 	_, err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), nil,
-		func(*plugin) (*api.UpdateContainerRequest, *api.UpdateContainerRequest, error) {
-			next := &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
-			return next, next, nil
+		func(*plugin) *api.UpdateContainerRequest {
+			return &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
 		},
 		func(p *plugin, rsp *api.UpdateContainerResponse) error {
 			if err := p.checkTargets(rpcUpdateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {

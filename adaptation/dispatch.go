@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -11,18 +12,55 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
+
+// method is one Plugin service method as endpoints call it: by name over
+// a connection, in-process through serve.
+type method struct {
+	name string
+	// answer is the type of the method's answer, to decode it into.
+	answer protoreflect.MessageType
+	serve  func(api.PluginService, context.Context, proto.Message) (proto.Message, error)
+}
+
+// newMethod describes the method call of api.PluginService, named name.
+func newMethod[Req, Rsp proto.Message](name string, call func(api.PluginService, context.Context, Req) (Rsp, error)) *method {
+	var rsp Rsp
+	return &method{name: name, answer: rsp.ProtoReflect().Type(),
+		serve: func(svc api.PluginService, ctx context.Context, req proto.Message) (proto.Message, error) {
+			r, _ := req.(Req)
+			return call(svc, ctx, r)
+		}}
+}
+
+// methodStateChange is the method of the StateChange fallback.
+var methodStateChange = newMethod("StateChange", api.PluginService.StateChange)
 
 // rpc describes how one event is sent to a plugin. The values below are
 // immutable descriptors; adding an event means adding one of them and
 // one thin public method.
 type rpc[Req, Rsp proto.Message] struct {
-	event api.Event
-	call  func(api.PluginService, context.Context, Req) (Rsp, error)
+	event  api.Event
+	method *method
 	// legacy, if set, turns the request into a StateChangeEvent for
 	// plugins that do not implement the dedicated RPC (as upstream's
 	// runtime does for the events whose answer carries nothing).
 	legacy func(Req) *api.StateChangeEvent
+}
+
+// newRPC describes event e, sent with call (the method of the same name).
+func newRPC[Req, Rsp proto.Message](e api.Event, call func(api.PluginService, context.Context, Req) (Rsp, error),
+	legacy func(Req) *api.StateChangeEvent) *rpc[Req, Rsp] {
+	return &rpc[Req, Rsp]{event: e, method: newMethod(e.Name(), call), legacy: legacy}
+}
+
+// send makes the call m with req to the plugin at ep (see endpoint.call)
+// and returns its answer as the method's answer type Rsp.
+func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req proto.Message, sh *shared) (Rsp, error) {
+	out, err := ep.call(ctx, m, req, sh)
+	rsp, _ := out.(Rsp)
+	return rsp, err
 }
 
 type podRequest interface {
@@ -46,59 +84,54 @@ func containerChange[R containerRequest](e api.Event) func(R) *api.StateChangeEv
 }
 
 var (
-	rpcRunPodSandbox = &rpc[*api.RunPodSandboxRequest, *api.RunPodSandboxResponse]{
+	rpcRunPodSandbox = newRPC(
 		api.Event_RUN_POD_SANDBOX, api.PluginService.RunPodSandbox,
-		podChange[*api.RunPodSandboxRequest](api.Event_RUN_POD_SANDBOX)}
-	rpcUpdatePodSandbox = &rpc[*api.UpdatePodSandboxRequest, *api.UpdatePodSandboxResponse]{
-		api.Event_UPDATE_POD_SANDBOX, api.PluginService.UpdatePodSandbox, nil}
-	rpcPostUpdatePodSandbox = &rpc[*api.PostUpdatePodSandboxRequest, *api.PostUpdatePodSandboxResponse]{
+		podChange[*api.RunPodSandboxRequest](api.Event_RUN_POD_SANDBOX))
+	rpcUpdatePodSandbox = newRPC(
+		api.Event_UPDATE_POD_SANDBOX, api.PluginService.UpdatePodSandbox, nil)
+	rpcPostUpdatePodSandbox = newRPC(
 		api.Event_POST_UPDATE_POD_SANDBOX, api.PluginService.PostUpdatePodSandbox,
-		podChange[*api.PostUpdatePodSandboxRequest](api.Event_POST_UPDATE_POD_SANDBOX)}
-	rpcStopPodSandbox = &rpc[*api.StopPodSandboxRequest, *api.StopPodSandboxResponse]{
+		podChange[*api.PostUpdatePodSandboxRequest](api.Event_POST_UPDATE_POD_SANDBOX))
+	rpcStopPodSandbox = newRPC(
 		api.Event_STOP_POD_SANDBOX, api.PluginService.StopPodSandbox,
-		podChange[*api.StopPodSandboxRequest](api.Event_STOP_POD_SANDBOX)}
-	rpcRemovePodSandbox = &rpc[*api.RemovePodSandboxRequest, *api.RemovePodSandboxResponse]{
+		podChange[*api.StopPodSandboxRequest](api.Event_STOP_POD_SANDBOX))
+	rpcRemovePodSandbox = newRPC(
 		api.Event_REMOVE_POD_SANDBOX, api.PluginService.RemovePodSandbox,
-		podChange[*api.RemovePodSandboxRequest](api.Event_REMOVE_POD_SANDBOX)}
-	rpcCreateContainer = &rpc[*api.CreateContainerRequest, *api.CreateContainerResponse]{
-		api.Event_CREATE_CONTAINER, api.PluginService.CreateContainer, nil}
-	rpcPostCreateContainer = &rpc[*api.PostCreateContainerRequest, *api.PostCreateContainerResponse]{
+		podChange[*api.RemovePodSandboxRequest](api.Event_REMOVE_POD_SANDBOX))
+	rpcCreateContainer = newRPC(
+		api.Event_CREATE_CONTAINER, api.PluginService.CreateContainer, nil)
+	rpcPostCreateContainer = newRPC(
 		api.Event_POST_CREATE_CONTAINER, api.PluginService.PostCreateContainer,
-		containerChange[*api.PostCreateContainerRequest](api.Event_POST_CREATE_CONTAINER)}
-	rpcStartContainer = &rpc[*api.StartContainerRequest, *api.StartContainerResponse]{
+		containerChange[*api.PostCreateContainerRequest](api.Event_POST_CREATE_CONTAINER))
+	rpcStartContainer = newRPC(
 		api.Event_START_CONTAINER, api.PluginService.StartContainer,
-		containerChange[*api.StartContainerRequest](api.Event_START_CONTAINER)}
-	rpcPostStartContainer = &rpc[*api.PostStartContainerRequest, *api.PostStartContainerResponse]{
+		containerChange[*api.StartContainerRequest](api.Event_START_CONTAINER))
+	rpcPostStartContainer = newRPC(
 		api.Event_POST_START_CONTAINER, api.PluginService.PostStartContainer,
-		containerChange[*api.PostStartContainerRequest](api.Event_POST_START_CONTAINER)}
-	rpcUpdateContainer = &rpc[*api.UpdateContainerRequest, *api.UpdateContainerResponse]{
-		api.Event_UPDATE_CONTAINER, api.PluginService.UpdateContainer, nil}
-	rpcPostUpdateContainer = &rpc[*api.PostUpdateContainerRequest, *api.PostUpdateContainerResponse]{
+		containerChange[*api.PostStartContainerRequest](api.Event_POST_START_CONTAINER))
+	rpcUpdateContainer = newRPC(
+		api.Event_UPDATE_CONTAINER, api.PluginService.UpdateContainer, nil)
+	rpcPostUpdateContainer = newRPC(
 		api.Event_POST_UPDATE_CONTAINER, api.PluginService.PostUpdateContainer,
-		containerChange[*api.PostUpdateContainerRequest](api.Event_POST_UPDATE_CONTAINER)}
-	rpcStopContainer = &rpc[*api.StopContainerRequest, *api.StopContainerResponse]{
-		api.Event_STOP_CONTAINER, api.PluginService.StopContainer, nil}
-	rpcRemoveContainer = &rpc[*api.RemoveContainerRequest, *api.RemoveContainerResponse]{
+		containerChange[*api.PostUpdateContainerRequest](api.Event_POST_UPDATE_CONTAINER))
+	rpcStopContainer = newRPC(
+		api.Event_STOP_CONTAINER, api.PluginService.StopContainer, nil)
+	rpcRemoveContainer = newRPC(
 		api.Event_REMOVE_CONTAINER, api.PluginService.RemoveContainer,
-		containerChange[*api.RemoveContainerRequest](api.Event_REMOVE_CONTAINER)}
-	rpcValidate = &rpc[*api.ValidateContainerAdjustmentRequest, *api.ValidateContainerAdjustmentResponse]{
-		api.Event_VALIDATE_CONTAINER_ADJUSTMENT, api.PluginService.ValidateContainerAdjustment, nil}
+		containerChange[*api.RemoveContainerRequest](api.Event_REMOVE_CONTAINER))
+	rpcValidate = newRPC(
+		api.Event_VALIDATE_CONTAINER_ADJUSTMENT, api.PluginService.ValidateContainerAdjustment, nil)
 )
 
 // invoke makes one call to one plugin. It is the single path of every
 // event to every plugin: request timeout, StateChange fallback, metrics,
 // failure classification, logging and the disconnecting half of the
 // failure policy. It runs on p's worker, or on the dispatcher that took
-// the turn from it (slot.takeTurn). A non-nil error is a
-// *PluginError, or ctx's error if the runtime gave up first.
-func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req) (Rsp, error) {
-	return invokeWire(ctx, p, r, req, req)
-}
-
-// invokeWire is invoke sending wire, which encodes as req does (see
-// encodedOnce), in the dedicated RPC; everything else (the StateChange
-// fallback, the observer) gets req.
-func invokeWire[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req, wire Req) (Rsp, error) {
+// the turn from it (slot.takeTurn). sh is what req has in common with
+// the requests of the event to the other plugins (see shared). A
+// non-nil error is a *PluginError, ctx's error if the runtime gave up
+// first, or a *requestSizeError if req was too large to send.
+func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req, sh *shared) (Rsp, error) {
 	var zero Rsp
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -111,21 +144,30 @@ func invokeWire[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[R
 		err error
 	)
 	if r.legacy != nil && p.legacy[r.event].Load() {
-		_, err = p.ep.StateChange(rctx, r.legacy(req))
+		_, err = p.ep.call(rctx, methodStateChange, r.legacy(req), nil)
 	} else {
-		rsp, err = r.call(p.ep, rctx, wire)
+		rsp, err = send[Rsp](rctx, p.ep, r.method, req, sh)
 		if err != nil && r.legacy != nil && status.Code(err) == codes.Unimplemented {
 			if !p.legacy[r.event].Swap(true) {
 				p.a.log.Warn("plugin does not implement a dedicated RPC, using StateChange",
 					"plugin", p.full, "event", r.event.Name())
+				p.a.deprecatedStateChange(ctx, p.full, r.event)
 			}
 			rsp = zero
-			_, err = p.ep.StateChange(rctx, r.legacy(req))
+			_, err = p.ep.call(rctx, methodStateChange, r.legacy(req), nil)
+		}
+	}
+	if err != nil {
+		if _, tooLarge := requestSize(err); tooLarge {
+			return zero, err // not sent: nothing of the plugin's to judge
 		}
 	}
 	kind := p.a.classifyErr(p, rctx, err)
 	took := time.Since(start)
 	p.observe(r.event.Name(), took, kind)
+	if p.a.log.Enabled(ctx, slog.LevelDebug) {
+		p.a.log.DebugContext(ctx, "plugin answered", "plugin", p.full, "event", r.event.Name(), "took", took, "error", err)
+	}
 	if err == nil {
 		observe(ctx, p, r.event, req, rsp, nil, took)
 		return rsp, nil
@@ -159,7 +201,7 @@ func (a *Adaptation) classifyErr(p *plugin, rctx context.Context, err error) Fai
 		return FailureLost
 	default:
 	}
-	if _, isStatus := status.FromError(err); !isStatus && p.kind != KindBuiltin {
+	if p.ep.garbled(err) {
 		// Not an answer of the plugin: it sent something undecodable.
 		return FailureLost
 	}
@@ -217,31 +259,26 @@ type outcome[Rsp any] struct {
 
 // mutate delivers a mutating event about s to its subscribed plugins one
 // after the other, in invocation order. next builds the request for a
-// plugin from the result so far, and what is sent for it on the wire (an
-// equivalent message that carries part or all of its encoding, see
-// encodedOnce; or the request itself), or fails the event; fold takes the
-// plugin's answer in (an opt-out in it is recorded before). check, if not
+// plugin from the result so far (the endpoints encode what the requests
+// have in common once, see shared); fold takes the plugin's answer in (an opt-out in it is recorded before). check, if not
 // nil, can refuse the event up front (under the registry lock). The first
 // error ends the walk and is returned. For CreateContainer, mutate also
 // returns the subscribed plugins that were not called because s is
 // outside their scope or they opted out of it.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	check func() error, next func(*plugin) (req, wire Req, err error), fold func(*plugin, Rsp) error) ([]*plugin, error) {
+	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) ([]*plugin, error) {
 	res, err := a.reserve(r.event, s, check, true)
 	if err != nil {
 		return nil, err
 	}
+	sh := &shared{}
 	for i, p := range res.plugins {
-		req, wire, err := next(p)
-		if err != nil {
-			res.release(i)
-			return nil, err
-		}
+		req := next(p)
 		var o outcome[Rsp]
 		if sl := res.slots[i]; sl.lent {
 			// Lent at reserve time: the worker was idle and is not woken.
 			skip := p.verdict(sl)
-			o = deliverMutation(ctx, p, r, s, req, wire, skip)
+			o = deliverMutation(ctx, p, r, s, req, sh, skip)
 			p.q.giveBack(sl)
 			if skip == errOptedOut {
 				p.skipped(r.event, optedOut)
@@ -252,17 +289,17 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			if skip == nil && p.isGone() {
 				skip = errPluginGone
 			}
-			o = deliverMutation(ctx, p, r, s, req, wire, skip)
+			o = deliverMutation(ctx, p, r, s, req, sh, skip)
 			sl.finish()
 		} else {
 			out := make(chan outcome[Rsp], 1)
 			h := &handoff{}
 			sl.fill <- func(skip error) {
 				if !h.start() {
-					deliverLate(ctx, p, r, s, req, wire, skip)
+					deliverLate(ctx, p, r, s, req, sh, skip)
 					return
 				}
-				out <- deliverMutation(ctx, p, r, s, req, wire, skip)
+				out <- deliverMutation(ctx, p, r, s, req, sh, skip)
 			}
 			var done bool
 			if o, done = awaitTurn(ctx, a, p, r.event, res.catchUp[i], h, out); !done {
@@ -335,13 +372,13 @@ func awaitTurn[Rsp any](ctx context.Context, a *Adaptation, p *plugin, e api.Eve
 // still sees the event, so that it knows every object, but its answer is
 // not used. The call is not bounded by the runtime's context, which has
 // usually ended, only by the plugin's request timeout and Stop.
-func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req, wire Req, skip error) {
+func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) {
 	if skip != nil {
 		return
 	}
 	dctx, cancel := p.a.detach(ctx)
 	defer cancel()
-	if _, err := invokeWire(dctx, p, r, req, wire); err == nil {
+	if _, err := invoke(dctx, p, r, req, sh); err == nil {
 		p.a.log.Info("event delivered to a plugin after it synchronized; its answer is not used",
 			"plugin", p.full, "event", r.event.Name(), "pod", s.podID(), "container", s.ctrID())
 	}
@@ -370,11 +407,11 @@ func (p *plugin) fail(perr *PluginError) *PluginError {
 // deliverMutation makes the call of a mutating event to p, unless skip says why
 // not, and records an opt-out in the answer before the next event for p
 // starts.
-func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req, wire Req, skip error) outcome[Rsp] {
+func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) outcome[Rsp] {
 	if skip != nil {
 		return outcome[Rsp]{err: skip}
 	}
-	rsp, err := invokeWire(ctx, p, r, req, wire)
+	rsp, err := invoke(ctx, p, r, req, sh)
 	if err == nil {
 		p.takeOptOut(r.event, s, rsp)
 	}
@@ -410,17 +447,11 @@ func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
 		return nil
 	}
-	// Connected plugins get the request encoded once for all of them.
-	wire := req
-	if connected(res.plugins) > 1 {
-		wire = encodedOnce(req)
-	}
+	// The connected plugins' endpoints encode the request once for all
+	// of them.
+	sh := &shared{}
 	var wait []chan struct{}
 	for i, p := range res.plugins {
-		sent := wire
-		if p.kind == KindBuiltin {
-			sent = req
-		}
 		done := make(chan struct{})
 		dctx, cancel := ctx, context.CancelFunc(func() {})
 		if res.catchUp[i] {
@@ -433,7 +464,7 @@ func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			defer close(done)
 			defer cancel()
 			if skip == nil {
-				_, _ = invokeWire(dctx, p, r, req, sent)
+				_, _ = invoke(dctx, p, r, req, sh)
 			}
 		}
 	}

@@ -7,11 +7,14 @@
 // # Plugins
 //
 // Every plugin, whatever its kind, is reached through one internal
-// interface: an api.PluginService (the ttrpc client of its connection, or
-// the builtin service itself) plus its lifetime. All events take the same
-// path (dispatch.go): subscription check, per-plugin request timeout,
-// StateChange fallback for old plugins, metrics, failure classification
-// and failure policy.
+// interface, its endpoint, which decides how a request travels: a
+// connection encodes it (what the requests of one event to several
+// plugins share, once), a builtin plugin gets a deep copy. All events take
+// the same path (dispatch.go): subscription check, per-plugin request
+// timeout, StateChange fallback for old plugins, metrics, failure
+// classification and failure policy. docs/internals.md describes the
+// plugin lifecycle, the per-plugin queues and the path of one
+// CreateContainer for maintainers.
 //
 //   - Pre-installed plugins are the executables named IDX-NAME (two-digit
 //     index) in the plugin directory ([WithPluginDir]); other files are
@@ -75,6 +78,43 @@
 // calling the removal event for an object whose creation failed). ListFunc
 // runs while event calls wait to start: it must not call the Adaptation,
 // nor wait for a lock the runtime holds while calling it.
+//
+// # Runtimes that hold their own lock
+//
+// A runtime that holds a lock of its own around its event calls, and
+// takes it to list its pods and containers (containerd and CRI-O do),
+// gives [WithSyncFunc] a [SyncFunc] instead of a ListFunc. The lock
+// contract is then:
+//
+//   - Lock order: the runtime's lock, then the Adaptation's. Event calls
+//     may be made with the runtime's lock held; SyncFunc is called with
+//     no lock of the Adaptation held, takes the runtime's lock, and
+//     calls take with its snapshot while holding it; take takes the
+//     Adaptation's lock only for the insertion of the plugin (no call to
+//     a plugin, no wait on one), and returns.
+//   - Exactly once: an event call made under the runtime's lock is either
+//     wholly before the snapshot (its object is in the snapshot, or was
+//     removed before it) or wholly after it (queued for the plugin, which
+//     receives it after Synchronize). So the ListFunc rule above reduces
+//     to: what SyncFunc lists under the lock is what exists for the
+//     event calls made under the lock.
+//   - The plugin's Synchronize is sent after take returned, outside the
+//     runtime's lock; the updates it asks for are applied through the
+//     [UpdateFunc] on a goroutine of their own, so an UpdateFunc may take
+//     the runtime's lock even while an event call holding it waits for
+//     the synchronizing plugin.
+//   - [Adaptation.BlockPluginSync] holds snapshots off while the runtime
+//     changes its state in several steps around an event call; take the
+//     block before the runtime's lock, as containerd's CRI service does.
+//   - Every wait is bounded: SyncFunc's context ends at the registration
+//     timeout (and when Stop cancels it), UpdateFunc's at the request
+//     timeout. A runtime that calls [Adaptation.Stop] while holding its
+//     lock must let SyncFunc and UpdateFunc return when their context
+//     ends (upstream's compatibility module, compat/nri, does this for
+//     runtimes written for upstream's API).
+//
+// docs/embedding.md shows the pattern, and how containerd's and CRI-O's
+// configurations map to options.
 //
 // A mutating event waits for a synchronizing plugin at most the
 // synchronize wait ([WithSynchronizeWait], default the request timeout);

@@ -19,27 +19,10 @@ var (
 	errNoContainer = errors.New("adaptation: request without container")
 )
 
-// same sends req to every plugin: the first connected plugin's call
-// encodes it (ttrpc does), later ones send its encoding (encodedOnce),
-// so an event relayed to many plugins is encoded once more at most, and
-// one relayed to a single plugin costs nothing extra.
-func same[Req proto.Message](req Req) func(*plugin) (Req, Req, error) {
-	var (
-		calls int
-		wire  Req
-	)
-	return func(p *plugin) (Req, Req, error) {
-		if p.kind == KindBuiltin {
-			return req, req, nil
-		}
-		switch calls++; calls {
-		case 1:
-			return req, req, nil
-		case 2:
-			wire = encodedOnce(req)
-		}
-		return req, wire, nil
-	}
+// same sends req to every plugin (the endpoints encode it once, see
+// shared).
+func same[Req proto.Message](req Req) func(*plugin) Req {
+	return func(*plugin) Req { return req }
 }
 
 func ignore[Rsp any](*plugin, Rsp) error { return nil }

@@ -76,7 +76,8 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	if proc != nil {
 		onClose = proc.terminate
 	}
-	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight}
+	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight,
+		clientOpts: a.cfg.clientOpts, serverOpts: a.cfg.serverOpts}
 	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
 	if err != nil {
 		if proc != nil {
@@ -337,7 +338,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
 	}
-	own, err := filter.Compile(rsp.GetScope(), filter.WithLogger(a.log.With("plugin", p.full)))
+	own, err := compileScope(rsp.GetScope(), filter.WithLogger(a.log.With("plugin", p.full)))
 	if err != nil {
 		return registrationError(p.full, codes.InvalidArgument, err,
 			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))

@@ -1,12 +1,10 @@
 package adaptation
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 	"github.com/nrikit/nrikit/internal/runtimetest"
 	"go.uber.org/goleak"
 )
@@ -261,10 +260,7 @@ func (rt *testRuntime) waitGone(t testing.TB, full string) {
 
 // external is a plugin process the test started itself, connecting to
 // the socket; its output goes to the runtime's log sink as if captured.
-type external struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
+type external struct{ proc *pluginproc.Process }
 
 func startExternal(t testing.TB, logs *logSink, label string, args []string) *external {
 	t.Helper()
@@ -272,43 +268,33 @@ func startExternal(t testing.TB, logs *logSink, label string, args []string) *ex
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), helperEnv+"=1", noRaceExitDelay)
-	out, err := cmd.StdoutPipe()
+	proc, _, err := pluginproc.Start(pluginproc.Spec{Path: exe, Args: args, External: true,
+		Env: []string{helperEnv + "=1", noRaceExitDelay},
+		Lines: func(stream string, line []byte) {
+			if stream == "stderr" {
+				fmt.Fprintf(os.Stderr, "%s\n", line)
+				return
+			}
+			logs.add(logRecord{level: slog.LevelInfo, msg: string(line),
+				attrs: map[string]string{"plugin": label, "stream": stream}})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e := &external{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		defer close(e.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			logs.add(logRecord{level: slog.LevelInfo, msg: sc.Text(),
-				attrs: map[string]string{"plugin": label, "stream": "stdout"}})
-		}
-		cmd.Wait()
-	}()
+	e := &external{proc: proc}
 	t.Cleanup(func() { e.kill() })
 	return e
 }
 
-func (e *external) kill() {
-	e.cmd.Process.Kill()
-	<-e.done
-}
+func (e *external) kill() { e.proc.Kill() }
 
 // wait waits for the process to exit on its own.
 func (e *external) wait(t testing.TB) {
 	t.Helper()
-	select {
-	case <-e.done:
-	case <-time.After(hangGuard):
+	if !e.proc.WaitExit(hangGuard, nil) {
 		t.Fatal("external plugin did not exit")
 	}
+	<-e.proc.Done()
 }
 
 func testPod(i int) *api.PodSandbox {

@@ -1,22 +1,18 @@
 package adaptation
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 )
 
 // launchSpec is a pre-installed plugin found in the plugin directory.
@@ -144,148 +140,56 @@ func (a *Adaptation) runLaunched(l launchSpec) (*process, error) {
 	return proc, a.serveConn(a.ctx, conn, KindPreinstalled, &l, proc)
 }
 
-// process is a launched plugin's process.
+// process is a launched plugin's process, supervised by pluginproc.
 type process struct {
 	a      *Adaptation
 	full   string
-	cmd    *exec.Cmd
-	output []*os.File // read ends of stdout and stderr
-
-	exited chan struct{} // closed once Wait returned
+	proc   *pluginproc.Process
 	reaped chan struct{} // closed once terminate finished
-	logs   sync.WaitGroup
 	once   sync.Once
 }
 
-// launch starts the plugin with one end of a socket pair as fd 3.
+// launch starts the plugin with one end of a socket pair as fd 3 and its
+// output logged line by line.
 func (a *Adaptation) launch(l launchSpec) (*process, net.Conn, error) {
-	pair, err := socketpair.New()
-	if err != nil {
-		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
-	}
-	defer pair.Close()
-	conn, err := pair.LocalConn()
-	if err != nil {
-		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		conn.Close()
-		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		conn.Close()
-		outR.Close()
-		outW.Close()
-		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
-	}
-	cmd := exec.Command(l.path, l.args...)
-	cmd.Env = append(append(os.Environ(), a.cfg.env...),
-		api.PluginNameEnvVar+"="+l.name,
-		api.PluginIdxEnvVar+"="+l.idx,
-		api.PluginSocketEnvVar+"="+strconv.Itoa(3),
-	)
-	cmd.ExtraFiles = []*os.File{pair.PeerFile()}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	pair.ClosePeer()
-	if err != nil {
-		conn.Close()
-		outR.Close()
-		errR.Close()
-		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
-	}
-	p := &process{a: a, full: l.full, cmd: cmd, output: []*os.File{outR, errR},
-		exited: make(chan struct{}), reaped: make(chan struct{})}
-	a.log.Info("launched pre-installed plugin", "plugin", l.full, "pid", cmd.Process.Pid)
-	p.logs.Add(2)
-	a.goOwned(func() { defer p.logs.Done(); p.capture(outR, "stdout") })
-	a.goOwned(func() { defer p.logs.Done(); p.capture(errR, "stderr") })
-	a.goOwned(func() {
-		err := cmd.Wait()
-		a.log.Info("pre-installed plugin exited", "plugin", l.full, "pid", cmd.Process.Pid, "status", exitStatus(err))
-		close(p.exited)
+	p := &process{a: a, full: l.full, reaped: make(chan struct{})}
+	proc, conn, err := pluginproc.Start(pluginproc.Spec{
+		Path: l.path, Args: l.args, Name: l.name, Idx: l.idx, Env: a.cfg.env,
+		Lines: func(stream string, line []byte) {
+			a.log.Info(string(line), "plugin", l.full, "stream", stream)
+		},
+		OutputGrace: a.cfg.terminationGrace,
+		OnExit: func(pid int, err error) {
+			a.log.Info("pre-installed plugin exited", "plugin", l.full, "pid", pid, "status", pluginproc.Status(err))
+		},
+		OnSignal: func(sig syscall.Signal, grace time.Duration) {
+			if sig == syscall.SIGTERM {
+				a.log.Info("disconnected plugin did not exit, terminating it", "plugin", l.full, "grace", grace)
+			} else {
+				a.log.Warn("plugin did not exit after SIGTERM, killing it", "plugin", l.full, "grace", grace)
+			}
+		},
 	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("launching plugin %q: %w", l.full, err)
+	}
+	p.proc = proc
+	a.log.Info("launched pre-installed plugin", "plugin", l.full, "pid", proc.Pid())
 	return p, conn, nil
 }
 
 // pid is the process ID.
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// capture logs the lines the plugin writes to one of its outputs (lines
-// longer than the buffer are logged in pieces).
-func (p *process) capture(r io.Reader, stream string) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, _, err := br.ReadLine()
-		if len(line) > 0 {
-			p.a.log.Info(string(line), "plugin", p.full, "stream", stream)
-		}
-		if err != nil {
-			return
-		}
-	}
-}
+func (p *process) pid() int { return p.proc.Pid() }
 
 // terminate reaps the process of a disconnected plugin: it has the
 // termination grace to exit on its own, then it gets SIGTERM, and after
-// another grace SIGKILL. Its last output is collected.
+// another grace SIGKILL. Its last output is collected (for at most the
+// grace again: descendants it left behind are cut off).
 func (p *process) terminate() error {
 	p.once.Do(func() {
 		grace := p.a.cfg.terminationGrace
-		if !p.waitExit(grace) {
-			p.a.log.Info("disconnected plugin did not exit, terminating it", "plugin", p.full, "grace", grace)
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			if !p.waitExit(grace) {
-				p.a.log.Warn("plugin did not exit after SIGTERM, killing it", "plugin", p.full, "grace", grace)
-				_ = p.cmd.Process.Kill()
-				<-p.exited
-			}
-		}
-		// The outputs end when the last holder closes them: normally
-		// the plugin, at exit; descendants it left behind are cut off.
-		logsDone := make(chan struct{})
-		go func() { p.logs.Wait(); close(logsDone) }()
-		t := time.NewTimer(grace)
-		select {
-		case <-logsDone:
-		case <-t.C:
-			for _, f := range p.output {
-				f.Close()
-			}
-			<-logsDone
-		}
-		t.Stop()
-		for _, f := range p.output {
-			f.Close()
-		}
+		p.proc.Stop(grace, grace)
 		close(p.reaped)
 	})
 	return nil
-}
-
-// waitExit waits up to d for the process to exit.
-func (p *process) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
-func exitStatus(err error) string {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return "exit status 0"
-	case errors.As(err, &ee):
-		return ee.String()
-	}
-	return err.Error()
 }

@@ -10,9 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the per-plugin metrics registered by WithMetrics. A nil
-// *metrics records nothing.
+// metrics are the per-plugin metrics registered by WithMetrics, and the
+// runtime's MetricsRecorder. A nil *metrics records nothing; without
+// WithMetrics the prometheus fields are nil.
 type metrics struct {
+	rec MetricsRecorder // may be nil
+
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
@@ -38,12 +41,16 @@ const (
 	MetricOptedOut = "nri_plugin_events_opted_out_total"
 )
 
-func newMetrics(r prometheus.Registerer) (*metrics, error) {
-	if r == nil {
+func newMetrics(r prometheus.Registerer, rec MetricsRecorder) (*metrics, error) {
+	switch {
+	case r == nil && rec == nil:
 		return nil, nil
+	case r == nil:
+		return &metrics{rec: rec}, nil
 	}
 	labels := []string{"plugin", "request"}
 	m := &metrics{
+		rec: rec,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricRequests, Help: "Requests sent to NRI plugins.",
 		}, labels),
@@ -80,9 +87,12 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
+// prom reports whether the prometheus metrics are registered.
+func (m *metrics) prom() bool { return m != nil && m.calls != nil }
+
 // observe records one request.
 func (m *metrics) observe(plugin, request string, d time.Duration, kind FailureKind) {
-	if m == nil {
+	if !m.prom() {
 		return
 	}
 	m.calls.WithLabelValues(plugin, request).Inc()
@@ -98,7 +108,7 @@ func (m *metrics) observe(plugin, request string, d time.Duration, kind FailureK
 // failed records a failure found after the request was observed (an
 // answer too large) or without a request (a plugin still synchronizing).
 func (m *metrics) failed(plugin, request string) {
-	if m == nil {
+	if !m.prom() {
 		return
 	}
 	m.errors.WithLabelValues(plugin, request).Inc()
@@ -106,7 +116,7 @@ func (m *metrics) failed(plugin, request string) {
 
 // deletePlugin deletes every series of plugin.
 func (m *metrics) deletePlugin(plugin string) {
-	if m == nil {
+	if !m.prom() {
 		return
 	}
 	l := prometheus.Labels{"plugin": plugin}
@@ -171,7 +181,12 @@ func (m *metrics) setPlugins(n int) {
 	if m == nil {
 		return
 	}
-	m.plugins.Set(float64(n))
+	if m.rec != nil {
+		m.rec.RecordPluginCount(n)
+	}
+	if m.prom() {
+		m.plugins.Set(float64(n))
+	}
 }
 
 // skipCounters are one plugin's MetricFiltered and MetricOptedOut
@@ -184,7 +199,7 @@ type skipCounters struct {
 // skipCounters resolves the counters of plugin for the events it
 // subscribed to.
 func (m *metrics) skipCounters(plugin string, events api.EventMask) *skipCounters {
-	if m == nil {
+	if !m.prom() {
 		return nil
 	}
 	c := &skipCounters{}

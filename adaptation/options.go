@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,6 +125,12 @@ type config struct {
 	pluginArgs          map[string][]string
 	env                 []string
 	observer            Observer // see observer.go
+	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
+	syncFunc    SyncFunc
+	clientOpts  []ttrpc.ClientOpts
+	serverOpts  []ttrpc.ServerOpt
+	recorder    MetricsRecorder
+	deprecation DeprecationRecorder
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 }
@@ -397,7 +404,7 @@ func WithPluginOverride(fullName string, p PluginPolicy) Option {
 		}
 		delete(c.adminScopes, fullName)
 		if p.Scope != nil {
-			f, err := filter.Compile(p.Scope)
+			f, err := compileScope(p.Scope)
 			if err != nil {
 				return fmt.Errorf("adaptation: plugin override %q: invalid scope: %s", fullName, scopeMessage(err))
 			}

@@ -8,16 +8,33 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"google.golang.org/protobuf/proto"
 )
 
 // endpoint is how the Adaptation reaches a plugin. Every kind of plugin
 // implements it: launched and external plugins with the ttrpc client of
 // their connection (see connEndpoint), builtin plugins with their
-// in-process service (see builtinEndpoint). Everything else (ordering,
-// timeouts, failure handling, metrics) is the same for all kinds.
+// in-process service (see builtinEndpoint). How a request travels is the
+// endpoint's decision; everything else (ordering, timeouts, failure
+// handling, metrics) is the same for all kinds.
 type endpoint interface {
-	// PluginService is how the runtime calls the plugin.
+	// PluginService makes the calls of the plugin's lifecycle
+	// (Configure, Synchronize, Shutdown) with requests made for the
+	// plugin alone.
 	api.PluginService
+	// call makes the call m of an event with req, the request itself,
+	// which the endpoint must not modify and may share with other
+	// endpoints: a connection encodes it, sharing with the other
+	// connections of the event what sh holds (sh may be nil), an
+	// in-process plugin gets a clone. It returns the answer, of m's
+	// answer type.
+	call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error)
+	// garbled reports whether err, which a call returned, is not the
+	// plugin's answer but a message from it that could not be decoded.
+	garbled(err error) bool
+	// syncParts returns the Synchronize requests of a snapshot, split to
+	// fit limit bytes each (see splitSync), as the endpoint sends them.
+	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts
 	// Done is closed once the plugin is gone: its connection was lost,
 	// its process exited, or Close was called.
 	Done() <-chan struct{}

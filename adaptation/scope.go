@@ -6,7 +6,14 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/celscope"
 )
+
+// compileScope compiles a plugin's or an administrator's scope, CEL
+// expressions included.
+func compileScope(scope *api.PluginScope, opts ...filter.Option) (*filter.Filter, error) {
+	return filter.Compile(scope, append(opts, filter.WithCEL(celscope.Compile))...)
+}
 
 // A plugin's view of the pods and containers (see docs/scope.md): its
 // effective scope (the administrator's and its own, see [PluginPolicy]

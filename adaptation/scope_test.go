@@ -216,7 +216,7 @@ func TestScopeRegistrationErrors(t *testing.T) {
 	rt := newTestRuntime(t, plugins)
 	rt.start(t)
 	for full, scope := range cases {
-		_, cerr := filter.Compile(scope)
+		_, cerr := compileScope(scope)
 		if cerr == nil {
 			t.Fatalf("%s: scope compiles", full)
 		}

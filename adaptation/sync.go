@@ -56,11 +56,12 @@ var errSplitSync = errors.New("plugin does not handle split Synchronize requests
 // scope), part by part, each under the synchronize timeout and all of
 // them under the synchronize budget, records the
 // opt-out of its last answer, applies the updates it asks for there (of
-// containers in its scope), and sets up the filter for the events queued
+// containers in its scope; with a SyncFunc, on a goroutine of its own,
+// see SyncFunc), and sets up the filter for the events queued
 // meanwhile. It runs on p's worker.
 func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.Container) error {
 	// See syncwire.go: parts are encoded ahead for connected plugins.
-	parts := newSyncParts(p.kind == KindBuiltin, pods, ctrs, MaxSyncMessageSize)
+	parts := p.ep.syncParts(pods, ctrs, MaxSyncMessageSize)
 	defer parts.stop()
 	// The whole Synchronize has a budget, each part its own timeout.
 	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.syncBudget)
@@ -105,16 +106,29 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		a.log.Warn("ignoring updates requested in Synchronize of containers outside the plugin's scope",
 			"plugin", p.full, "refused", len(refused))
 	}
-	if len(ups) > 0 {
-		ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
-		failed, err := a.update(ctx, ups, nil)
-		cancel()
-		switch {
-		case err != nil:
-			a.log.Warn("applying updates requested in Synchronize", "plugin", p.full, "error", err)
-		case len(failed) > 0:
-			a.log.Warn("some updates requested in Synchronize failed", "plugin", p.full, "failed", len(failed))
-		}
+	if len(ups) == 0 {
+		return nil
 	}
+	if a.cfg.syncFunc != nil {
+		// The runtime's UpdateFunc may take the lock the runtime holds
+		// around event calls, and an event call may be waiting for this
+		// plugin's worker: apply the updates beside it.
+		a.goOwned(func() { a.applySyncUpdates(p, ups) })
+		return nil
+	}
+	a.applySyncUpdates(p, ups)
 	return nil
+}
+
+// applySyncUpdates applies the updates p asked for in Synchronize.
+func (a *Adaptation) applySyncUpdates(p *plugin, ups []*api.ContainerUpdate) {
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
+	failed, err := a.update(ctx, ups, nil)
+	cancel()
+	switch {
+	case err != nil:
+		a.log.Warn("applying updates requested in Synchronize", "plugin", p.full, "error", err)
+	case len(failed) > 0:
+		a.log.Warn("some updates requested in Synchronize failed", "plugin", p.full, "failed", len(failed))
+	}
 }

@@ -16,13 +16,13 @@ const (
 
 // syncParts yields the Synchronize requests of one plugin, split as
 // splitSync splits them. For a plugin at the other end of a connection
-// the parts are encoded ahead, by a goroutine that encodes part k+1 while
+// (encodedSyncParts) the parts are encoded ahead, by a goroutine that encodes part k+1 while
 // part k is in flight, so the runtime's encoding overlaps the plugin's
 // decoding; and each pod and container is sized and encoded once, into
 // the part's unknown fields, which proto.Marshal (and so ttrpc) copies to
 // the wire as they are: the bytes are those of the request with the
 // objects in its pods and containers fields. Builtin plugins get the
-// requests of splitSync.
+// requests of splitSync (plainSyncParts).
 type syncParts struct {
 	// next returns the next part (false after the last). The part
 	// returned before must no longer be used: its buffer is reused.
@@ -31,21 +31,25 @@ type syncParts struct {
 	stop func()
 }
 
-func newSyncParts(builtin bool, pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
-	if builtin {
-		parts := splitSync(pods, ctrs, limit)
-		i := 0
-		return &syncParts{
-			next: func() (*api.SynchronizeRequest, bool, error) {
-				if i == len(parts) {
-					return nil, false, nil
-				}
-				i++
-				return parts[i-1], true, nil
-			},
-			stop: func() {},
-		}
+// plainSyncParts yields the requests of splitSync.
+func plainSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+	parts := splitSync(pods, ctrs, limit)
+	i := 0
+	return &syncParts{
+		next: func() (*api.SynchronizeRequest, bool, error) {
+			if i == len(parts) {
+				return nil, false, nil
+			}
+			i++
+			return parts[i-1], true, nil
+		},
+		stop: func() {},
 	}
+}
+
+// encodedSyncParts yields the parts encoded ahead, by a goroutine that
+// stop ends.
+func encodedSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
 	type part struct {
 		req *api.SynchronizeRequest
 		err error

@@ -67,7 +67,7 @@ func TestSyncPartsMatchSplitSync(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := splitSync(tc.pods, tc.ctrs, tc.limit)
-			got := collectParts(t, newSyncParts(false, tc.pods, tc.ctrs, tc.limit))
+			got := collectParts(t, encodedSyncParts(tc.pods, tc.ctrs, tc.limit))
 			if len(got) != len(want) {
 				t.Fatalf("%d parts, splitSync makes %d", len(got), len(want))
 			}
@@ -81,7 +81,7 @@ func TestSyncPartsMatchSplitSync(t *testing.T) {
 						got[i].More, want[i].More)
 				}
 			}
-			builtin := collectParts(t, newSyncParts(true, tc.pods, tc.ctrs, tc.limit))
+			builtin := collectParts(t, plainSyncParts(tc.pods, tc.ctrs, tc.limit))
 			if len(builtin) != len(want) {
 				t.Errorf("builtin: %d parts, want %d", len(builtin), len(want))
 			}
@@ -96,7 +96,7 @@ func TestSyncPartsStop(t *testing.T) {
 	for i := range 5000 {
 		ctrs = append(ctrs, bigCtr(i))
 	}
-	parts := newSyncParts(false, nil, ctrs, 4096)
+	parts := encodedSyncParts(nil, ctrs, 4096)
 	if _, ok, err := parts.next(); !ok || err != nil {
 		t.Fatalf("first part: %v %v", ok, err)
 	}

@@ -7,119 +7,127 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 )
 
-// outputTailSize is how much of a launched plugin's output is kept for
-// failure reasons.
-const outputTailSize = 4096
+// outputKept is how much of a launched plugin's output is kept for
+// failure reasons: the first half and the last half of it.
+const outputKept = 8 << 10
 
-// tailBuffer keeps the last bytes written to it.
-type tailBuffer struct {
-	mu   sync.Mutex
-	buf  []byte
-	max  int
-	tee  io.Writer
-	lost bool
+// outputBuffer keeps the first and the last bytes a plugin wrote: the
+// cause of a failure is often on the first lines (a missing file, a bad
+// flag) and the last ones say how it ended (a panic's stack).
+type outputBuffer struct {
+	mu      sync.Mutex
+	head    []byte // the first max/2 bytes
+	tail    []byte // the last max/2 bytes after head
+	max     int
+	dropped bool // bytes between head and tail were lost
+	tee     io.Writer
 }
 
-func newTailBuffer(max int, tee io.Writer) *tailBuffer {
-	return &tailBuffer{max: max, tee: tee}
+func newOutputBuffer(max int, tee io.Writer) *outputBuffer {
+	return &outputBuffer{max: max, tee: tee}
 }
 
 // Write implements io.Writer.
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-		t.lost = true
+func (b *outputBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rest := p
+	if room := b.max/2 - len(b.head); room > 0 {
+		n := min(room, len(rest))
+		b.head = append(b.head, rest[:n]...)
+		rest = rest[n:]
 	}
-	if t.tee != nil {
-		_, _ = t.tee.Write(p)
+	b.tail = append(b.tail, rest...)
+	if over := len(b.tail) - b.max/2; over > 0 {
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+		b.dropped = true
+	}
+	if b.tee != nil {
+		_, _ = b.tee.Write(p)
 	}
 	return len(p), nil
 }
 
-// String returns the kept output, its last lines, one line.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
-	if s == "" {
-		return ""
+// headLines and tailLines are how many lines of each end String keeps.
+const (
+	headLines = 3
+	tailLines = 5
+)
+
+// String returns the kept output on one line: its first lines, a marker
+// of what was left out, and its last lines, joined by " | ".
+func (b *outputBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.dropped {
+		return joinLines(lines(string(b.head) + string(b.tail)))
 	}
-	lines := strings.Split(s, "\n")
-	dropped := t.lost
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-		dropped = true
+	head := lines(string(b.head))
+	if len(head) > 1 && !strings.HasSuffix(string(b.head), "\n") {
+		head = head[:len(head)-1] // cut inside a line
 	}
-	s = strings.Join(lines, " | ")
-	if dropped {
-		s = "... " + s
+	tail := lines(string(b.tail))
+	if len(tail) > 1 {
+		tail = tail[1:] // the first is cut
 	}
-	return s
+	return joinLines(append(append(head[:min(len(head), headLines)], "..."), tail[max(0, len(tail)-tailLines):]...))
 }
 
-// process is a launched plugin.
+// lines splits s into its non-empty lines.
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// joinLines keeps the first headLines and last tailLines of ls, with "..."
+// for the lines between, on one line.
+func joinLines(ls []string) string {
+	if len(ls) > headLines+tailLines+1 {
+		ls = append(append(ls[:headLines:headLines], "..."), ls[len(ls)-tailLines:]...)
+	}
+	return strings.Join(ls, " | ")
+}
+
+// process is a launched plugin, supervised by pluginproc.
 type process struct {
-	cmd    *exec.Cmd
-	output *tailBuffer
-	exited chan struct{}
+	proc   *pluginproc.Process
+	output *outputBuffer
+	// exited is closed once the process exited and its output is read.
+	exited <-chan struct{}
 	err    error // Wait's result, valid once exited is closed
 }
 
 // launch starts command the way a runtime starts a pre-installed plugin:
 // one end of a socket pair as file descriptor 3, NRI_PLUGIN_SOCKET=3 and
-// the plugin's name and index in the environment. It returns the process
-// and the runtime's end of the socket.
+// the plugin's name and index in the environment, then env. It returns
+// the process and the runtime's end of the socket.
 func launch(command []string, idx, name string, env []string, tee io.Writer) (*process, net.Conn, error) {
 	if len(command) == 0 || command[0] == "" {
 		return nil, nil, errors.New("no plugin command given")
 	}
-	pair, err := socketpair.New()
+	p := &process{output: newOutputBuffer(outputKept, tee)}
+	proc, conn, err := pluginproc.Start(pluginproc.Spec{
+		Path: command[0], Args: command[1:], Name: name, Idx: idx, EnvAfter: env,
+		Output: p.output,
+		// Set before exited is closed.
+		OnExit: func(_ int, err error) { p.err = err },
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the socket pair: %w", err)
-	}
-	defer pair.Close()
-	p := &process{output: newTailBuffer(outputTailSize, tee), exited: make(chan struct{})}
-	p.cmd = exec.Command(command[0], command[1:]...)
-	p.cmd.ExtraFiles = []*os.File{pair.PeerFile()}
-	p.cmd.Env = append(os.Environ(),
-		api.PluginNameEnvVar+"="+name,
-		api.PluginIdxEnvVar+"="+idx,
-		api.PluginSocketEnvVar+"=3",
-	)
-	p.cmd.Env = append(p.cmd.Env, env...)
-	p.cmd.Stdout = p.output
-	p.cmd.Stderr = p.output
-	// Children of the plugin that keep its output open must not hold up
-	// Wait forever.
-	p.cmd.WaitDelay = 2 * time.Second
-	if err := p.cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("starting plugin %q: %w", command[0], err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	if err := pair.ClosePeer(); err != nil {
-		p.kill()
-		return nil, nil, fmt.Errorf("closing the plugin's end of the socket pair: %w", err)
-	}
-	conn, err := pair.LocalConn()
-	if err != nil {
-		p.kill()
-		return nil, nil, fmt.Errorf("wrapping the runtime's end of the socket pair: %w", err)
-	}
+	p.proc, p.exited = proc, proc.Done()
 	return p, conn, nil
 }
 
@@ -136,14 +144,10 @@ func (p *process) hasExited() bool {
 // exitDescription describes how the process ended, with its last output.
 func (p *process) exitDescription() string {
 	var b strings.Builder
-	var ee *exec.ExitError
-	switch {
-	case p.err == nil:
+	if p.err == nil {
 		b.WriteString("exited with status 0")
-	case errors.As(p.err, &ee):
-		b.WriteString(ee.ProcessState.String())
-	default:
-		b.WriteString(p.err.Error())
+	} else {
+		b.WriteString(pluginproc.Status(p.err))
 	}
 	if out := p.output.String(); out != "" {
 		fmt.Fprintf(&b, "; output: %s", out)
@@ -166,12 +170,7 @@ func (p *process) waitExit(ctx context.Context, d time.Duration) bool {
 }
 
 // kill kills the process if it still runs and waits for it.
-func (p *process) kill() {
-	if !p.hasExited() {
-		_ = p.cmd.Process.Kill()
-	}
-	<-p.exited
-}
+func (p *process) kill() { p.proc.Kill() }
 
 // acceptOne listens on the unix socket path and accepts one connection
 // within d. The socket file is removed before listening (if stale) and

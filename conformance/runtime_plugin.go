@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
+	"github.com/nrikit/nrikit/internal/nriconn"
 )
 
 // syncSummary is what a complete Synchronize (all its parts) carried.
@@ -153,16 +153,12 @@ func (p *probePlugin) ValidateContainerAdjustment(context.Context, *api.Validate
 }
 
 // runtimeSession is the checker's plugin end of a connection to a
-// runtime.
+// runtime (nriconn.Session in the plugin's role).
 type runtimeSession struct {
+	sess    *nriconn.Session
 	mux     *mux.Mux
-	client  *ttrpc.Client
-	server  *ttrpc.Server
 	runtime api.RuntimeService
 	plugin  *probePlugin
-
-	serving   sync.WaitGroup
-	closeOnce sync.Once
 }
 
 // dialRuntime connects to the runtime's socket and serves p on the
@@ -174,43 +170,15 @@ func dialRuntime(ctx context.Context, socketPath string, p *probePlugin, writeTi
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", socketPath, err)
 	}
-	m, err := mux.New(conn, mux.WithWriteTimeout(writeTimeout))
+	sess, err := nriconn.Open(conn, nriconn.PluginRole, nriconn.Config{
+		WriteTimeout: writeTimeout,
+		Register:     func(s *nriconn.Session) { api.RegisterPluginService(s.Server, p) },
+	})
 	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("setting up the multiplexer: %w", err)
+		return nil, err
 	}
-	l, err := m.Listen(mux.PluginServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("listening for the Plugin service connection: %w", err)
-	}
-	rc, err := m.Open(mux.RuntimeServiceConn)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("opening the Runtime service connection: %w", err)
-	}
-	srv, err := ttrpc.NewServer()
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("creating the ttrpc server: %w", err)
-	}
-	api.RegisterPluginService(srv, p)
-	s := &runtimeSession{mux: m, server: srv, client: ttrpc.NewClient(rc), plugin: p}
-	s.runtime = api.NewRuntimeClient(s.client)
-	s.serving.Add(1)
-	go func() {
-		defer s.serving.Done()
-		_ = srv.Serve(context.Background(), l)
-	}()
-	return s, nil
+	return &runtimeSession{sess: sess, mux: sess.Mux, runtime: api.NewRuntimeClient(sess.Client), plugin: p}, nil
 }
 
 // close tears the connection down and waits for the server goroutine.
-func (s *runtimeSession) close() {
-	s.closeOnce.Do(func() {
-		s.client.Close()
-		s.server.Close()
-		_ = s.mux.Close()
-		s.serving.Wait()
-	})
-}
+func (s *runtimeSession) close() { _ = s.sess.Close() }

@@ -32,11 +32,10 @@ type registration struct {
 
 // pluginSession is the checker's runtime end of one plugin connection: a
 // ttrpc client of the plugin's Plugin service on mux connection 1 and a
-// ttrpc server of the Runtime service on connection 2.
+// ttrpc server of the Runtime service on connection 2 (nriconn.Session).
 type pluginSession struct {
+	sess   *nriconn.Session
 	mux    *mux.Mux
-	client *ttrpc.Client
-	server *ttrpc.Server
 	plugin api.PluginService
 
 	registrations chan registration
@@ -44,7 +43,6 @@ type pluginSession struct {
 	// waiting for their answer.
 	stop chan struct{}
 
-	serving   sync.WaitGroup
 	closeOnce sync.Once
 }
 
@@ -55,27 +53,21 @@ type pluginSession struct {
 // the write was cut, instead of hanging the check (ttrpc's client
 // writes before it looks at the call's context).
 func newPluginSession(conn net.Conn, writeTimeout time.Duration) (*pluginSession, error) {
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole, []mux.Option{mux.WithWriteTimeout(writeTimeout)})
-	if err != nil {
-		return nil, err
-	}
-	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	s := &pluginSession{
-		mux:           m,
-		server:        srv,
-		client:        ttrpc.NewClient(pc),
 		registrations: make(chan registration, 4),
 		stop:          make(chan struct{}),
 	}
-	s.plugin = api.NewPluginClient(s.client)
-	api.RegisterRuntimeService(srv, (*sessionRuntime)(s))
-	s.serving.Add(1)
-	go func() {
-		defer s.serving.Done()
-		// A background context: the server stops with Close, not with
-		// the check's context, which must not tear down mid-answer.
-		_ = srv.Serve(context.Background(), l)
-	}()
+	// The server serves with a background context: it stops with close,
+	// not with the check's context, which must not tear down mid-answer.
+	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
+		WriteTimeout: writeTimeout,
+		Register:     func(sess *nriconn.Session) { api.RegisterRuntimeService(sess.Server, (*sessionRuntime)(s)) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sess, s.mux = sess, sess.Mux
+	s.plugin = api.NewPluginClient(sess.Client)
 	return s, nil
 }
 
@@ -101,10 +93,7 @@ func (s *pluginSession) close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.stop)
-		s.client.Close()
-		s.server.Close()
-		err = s.mux.Close()
-		s.serving.Wait()
+		err = s.sess.Close()
 	})
 	return err
 }

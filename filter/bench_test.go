@@ -45,34 +45,6 @@ func BenchmarkMatchLabelSelector(b *testing.B) {
 	}
 }
 
-func BenchmarkMatchCEL(b *testing.B) {
-	f := mustCompile(b, &api.PluginScope{Cel: `pod.labels["accel"] == "gpu" && container.name != "sidecar"`})
-	pod, ctr := benchPod(), benchContainer()
-	if !f.MatchContainer(pod, ctr) {
-		b.Fatal("benchmark scope does not match")
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if !f.MatchContainer(pod, ctr) {
-			b.Fatal("no match")
-		}
-	}
-}
-
-func BenchmarkMatchCELPod(b *testing.B) {
-	f := mustCompile(b, &api.PluginScope{Cel: `pod.labels["accel"] == "gpu" && container.name != "sidecar"`})
-	pod := benchPod()
-	if !f.MatchPod(pod) {
-		b.Fatal("benchmark scope does not match")
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if !f.MatchPod(pod) {
-			b.Fatal("no match")
-		}
-	}
-}
-
 func BenchmarkMatchGlobs(b *testing.B) {
 	f := mustCompile(b, &api.PluginScope{
 		Namespaces: []string{"kube-*", "ml"},
@@ -86,16 +58,6 @@ func BenchmarkMatchGlobs(b *testing.B) {
 	for b.Loop() {
 		if !f.MatchContainer(pod, ctr) {
 			b.Fatal("no match")
-		}
-	}
-}
-
-func BenchmarkCompileCEL(b *testing.B) {
-	scope := &api.PluginScope{Cel: `pod.labels["accel"] == "gpu" && container.name != "sidecar"`}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Compile(scope); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -1,7 +1,7 @@
-// Package filter evaluates plugin scopes on the runtime side: it compiles an
-// api.PluginScope, the set of pods and containers a plugin wants events
-// about, into an immutable Filter that the runtime consults before
-// delivering each event.
+// Package filter evaluates plugin scopes: it compiles an api.PluginScope,
+// the set of pods and containers a plugin wants events about, into an
+// immutable Filter that the runtime consults before delivering each event
+// (and that the stub consults on a runtime that does not evaluate scopes).
 //
 // # Semantics
 //
@@ -72,6 +72,16 @@
 // their containers not named sidecar, the same rule that applies to the
 // container-level criteria above.
 //
+// CEL support is not part of this package: Compile takes a CEL
+// implementation with WithCEL, such as
+// github.com/nrikit/nrikit/filter/celscope's:
+//
+//	f, err := filter.Compile(scope, filter.WithCEL(celscope.Compile))
+//
+// so that a program that compiles scopes without CEL expressions (a
+// plugin, typically) does not link a CEL implementation. Without WithCEL,
+// a scope with a CEL expression is a compile error wrapping ErrNoCEL.
+//
 // The expression must have type bool. It is compiled once, with CEL's
 // standard library and optional values, and must not exceed a cost limit (DefaultCELCostLimit,
 // or WithCELCostLimit): Compile rejects expressions whose estimated
@@ -110,7 +120,7 @@
 //
 //	var scope api.PluginScope
 //	if err := json.Unmarshal(data, &scope); err != nil { ... }
-//	admin, err := filter.Compile(&scope)
+//	admin, err := filter.Compile(&scope, filter.WithCEL(celscope.Compile))
 //	if err != nil { ... }
 //	f := filter.And(pluginFilter, admin)
 //	logger.Info("plugin registered", "scope", f.String())

@@ -6,10 +6,12 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/celscope"
 )
 
 // An administrator's scope, configured as JSON, combined with the scope a
-// plugin asked for in its ConfigureResponse.
+// plugin asked for in its ConfigureResponse, which has a CEL expression:
+// CEL support is passed in with filter.WithCEL.
 func Example() {
 	config := []byte(`{
 	  "namespaces": ["ml-*", "research"],
@@ -27,7 +29,7 @@ func Example() {
 		fmt.Println("bad scope:", err)
 		return
 	}
-	plugin, err := filter.Compile(&api.PluginScope{Cel: `container.name != "sidecar"`})
+	plugin, err := filter.Compile(&api.PluginScope{Cel: `container.name != "sidecar"`}, filter.WithCEL(celscope.Compile))
 	if err != nil {
 		fmt.Println("bad scope:", err)
 		return

@@ -40,6 +40,7 @@ type config struct {
 	logger       *slog.Logger
 	onEvalError  func(*EvalError)
 	celCostLimit uint64
+	cel          CELCompiler // see WithCEL
 }
 
 // WithLogger makes the filter log evaluation errors of its CEL expression
@@ -108,7 +109,8 @@ func (e *EvalError) Unwrap() error { return e.Err }
 // Compile validates and compiles scope. A nil or empty scope yields a Filter
 // that matches everything. The error names the offending criterion and,
 // for a label selector or CEL expression, the position of the problem; the
-// runtime rejects a plugin registration with it.
+// runtime rejects a plugin registration with it. A scope with a CEL
+// expression needs [WithCEL].
 func Compile(scope *api.PluginScope, opts ...Option) (*Filter, error) {
 	cfg := config{celCostLimit: DefaultCELCostLimit}
 	for _, o := range opts {

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -170,7 +171,6 @@ func TestCriteria(t *testing.T) {
 			ContainerAnnotations: []*api.AnnotationMatch{{Key: "example.com/profile"}},
 			ContainerNames:       []string{"trainer-*"},
 			Images:               []string{"registry.io/*"},
-			Cel:                  `pod.name == "trainer"`,
 		}, []matchCase{
 			{gpu, nil, true}, {gpu, cuda, true}, {plain, nil, false}, {plain, cuda, false}, {gpu, side, false},
 		}},
@@ -198,7 +198,6 @@ func TestAndAcrossCriteria(t *testing.T) {
 			ContainerAnnotations: []*api.AnnotationMatch{{Key: "example.com/profile"}},
 			ContainerNames:       []string{"trainer-main"},
 			Images:               []string{"registry.io/gpu/cuda:12"},
-			Cel:                  `container.args.size() == 2`,
 		}
 	}
 	if !compile(t, base()).MatchContainer(gpuPod(), cudaCtr()) {
@@ -212,7 +211,6 @@ func TestAndAcrossCriteria(t *testing.T) {
 		"containerAnnotations": func(_ *api.PodSandbox, c *api.Container) { c.Annotations = nil },
 		"containerName":        func(_ *api.PodSandbox, c *api.Container) { c.Name = "other" },
 		"image":                func(_ *api.PodSandbox, c *api.Container) { c.Image.Name = "registry.io/gpu/cuda:11" },
-		"cel":                  func(_ *api.PodSandbox, c *api.Container) { c.Args = nil },
 	}
 	f := compile(t, base())
 	for name, brk := range breakers {
@@ -322,12 +320,10 @@ func TestString(t *testing.T) {
 		ContainerAnnotations: []*api.AnnotationMatch{{Key: "d"}},
 		ContainerNames:       []string{"main"},
 		Images:               []string{"registry.io/*"},
-		Cel:                  `pod.name != "x"`,
 	})
 	want := `namespaces=["kube-*","default"] AND pod_label_selector="gpu=true" AND ` +
 		`pod_annotations=["a","b"="x","c"=~"y.*"] AND runtime_handlers=["runc",""] AND ` +
-		`container_annotations=["d"] AND container_names=["main"] AND images=["registry.io/*"] AND ` +
-		`cel="pod.name != \"x\""`
+		`container_annotations=["d"] AND container_names=["main"] AND images=["registry.io/*"]`
 	if got := f.String(); got != want {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
 	}
@@ -350,9 +346,44 @@ func TestInvalidOptions(t *testing.T) {
 		"logger":    WithLogger(nil),
 		"handler":   WithEvalErrorHandler(nil),
 		"costLimit": WithCELCostLimit(0),
+		"cel":       WithCEL(nil),
 	} {
 		if _, err := Compile(nil, opt); err == nil {
 			t.Errorf("%s: Compile accepted an invalid option", name)
 		}
+	}
+}
+
+// TestCELSupport checks that a CEL expression needs WithCEL, and that the
+// compiler given to it receives the options and decides the matches.
+func TestCELSupport(t *testing.T) {
+	scope := &api.PluginScope{Namespaces: []string{"ml-*"}, Cel: `pod.name == "trainer"`}
+	_, err := Compile(scope)
+	if !errors.Is(err, ErrNoCEL) || !strings.Contains(err.Error(), "filter: cel:") || !strings.Contains(err.Error(), "WithCEL") {
+		t.Errorf("Compile without CEL support: %v, want ErrNoCEL naming WithCEL", err)
+	}
+	var got CELConfig
+	var gotExpr string
+	handler := func(*EvalError) {}
+	fake := func(expr string, cfg CELConfig) (Matcher, error) {
+		gotExpr, got = expr, cfg
+		// A stand-in for CEL: the pod's name is "trainer".
+		return compile(t, &api.PluginScope{PodLabelSelector: "gpu=true"}), nil
+	}
+	f := compile(t, scope, WithCEL(fake), WithCELCostLimit(42), WithEvalErrorHandler(handler))
+	if gotExpr != scope.Cel || got.CostLimit != 42 || got.OnEvalError == nil || got.Logger != nil {
+		t.Errorf("compiler called with %q, %+v", gotExpr, got)
+	}
+	checkCases(t, f, []matchCase{{gpuPod(), nil, true}, {gpuPod(), cudaCtr(), true}, {&api.PodSandbox{Namespace: "ml-x"}, nil, false}})
+	if want := `namespaces=["ml-*"] AND cel="pod.name == \"trainer\""`; f.String() != want {
+		t.Errorf("String() = %s, want %s", f, want)
+	}
+	failing := func(string, CELConfig) (Matcher, error) { return nil, errors.New("bad expression") }
+	if _, err := Compile(scope, WithCEL(failing)); err == nil || !strings.Contains(err.Error(), "filter: cel: bad expression") {
+		t.Errorf("failing compiler: %v", err)
+	}
+	nothing := func(string, CELConfig) (Matcher, error) { return nil, nil }
+	if _, err := Compile(scope, WithCEL(nothing)); err == nil {
+		t.Error("a compiler returning no matcher was accepted")
 	}
 }

@@ -62,7 +62,11 @@ func (e *SelectorError) Error() string {
 // DNS subdomain of at most 253 characters); values are at most 63 such
 // characters and may be empty ("key=" requires an empty value). Whitespace
 // around tokens is ignored. An empty selector matches everything. The
-// set-based operators '<' and '>' of node selectors are not supported.
+// set-based operators '<' and '>' of node selectors are not supported, and
+// a NUL byte is an error (Kubernetes' parser stops reading at it, so it
+// would take "a=b\x00c" for "a=b"). Otherwise ParseSelector accepts what
+// k8s.io/apimachinery's labels.Parse accepts, with the same meaning: the
+// interop module's FuzzAgainstKubernetes (interop/labelselector) checks it.
 func ParseSelector(text string) (*Selector, error) {
 	p := selParser{lex: selLexer{src: text}}
 	p.next()

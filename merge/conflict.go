@@ -17,6 +17,10 @@ var ErrUpdateDuringCreation = errors.New("update of a container during its creat
 type ConflictError struct {
 	// ContainerID is the container whose field both plugins set.
 	ContainerID string
+	// Container is that container as NAMESPACE/POD/NAME, when known (a
+	// conflict while a container is created); messages use it instead of
+	// the ID.
+	Container string
 	// Field is the contested field.
 	Field api.Field
 	// Key is the contested entry of a keyed field (an environment variable
@@ -29,14 +33,19 @@ type ConflictError struct {
 }
 
 // Error describes the conflict, e.g.
-// `plugins "10-a" and "20-b" both adjust env "FOO" of container "c1"`.
+// `plugins "10-a" and "20-b" both adjust env "FOO" of container "ml/trainer/train"`
+// (or of the container's ID when its name is not known).
 func (e *ConflictError) Error() string {
 	what := FieldName(e.Field)
 	if e.Key != "" {
 		what += fmt.Sprintf(" %q", e.Key)
 	}
+	ctr := e.Container
+	if ctr == "" {
+		ctr = e.ContainerID
+	}
 	return fmt.Sprintf("plugins %q and %q both adjust %s of container %q",
-		e.Plugins[0], e.Plugins[1], what, e.ContainerID)
+		e.Plugins[0], e.Plugins[1], what, ctr)
 }
 
 // FieldName returns a short human-readable name of f, as used in error

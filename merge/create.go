@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -50,14 +51,24 @@ func (c *Create) Apply(plugin string, rsp *api.CreateContainerResponse) error {
 	tx := c.tx.begin(c.owners)
 	defer tx.end()
 	if err := c.adjust(tx, plugin, rsp.Adjust); err != nil {
-		return err
+		return c.named(err)
 	}
 	if err := c.updates.apply(tx, plugin, rsp.Update); err != nil {
-		return err
+		return c.named(err)
 	}
 	c.evictions.apply(tx, rsp.Evict)
 	tx.commit()
 	return nil
+}
+
+// named fills in a conflict's container name when the conflict is about
+// the container being created, whose pod and name are known.
+func (c *Create) named(err error) error {
+	var ce *ConflictError
+	if errors.As(err, &ce) && ce.Container == "" && ce.ContainerID == c.ctr.GetId() {
+		ce.Container = c.pod.GetNamespace() + "/" + c.pod.GetName() + "/" + c.ctr.GetName()
+	}
+	return err
 }
 
 // Adjustment returns the merged adjustment, as sent to the runtime: keyed

@@ -231,7 +231,7 @@ func TestCreateTwoPlugins(t *testing.T) {
 			err := c.Apply("10-foo", adjust(subject(tc.subject, "10-foo", tc.remove, c.Container())))
 			if tc.conflict != nil {
 				want := *tc.conflict
-				want.ContainerID, want.Plugins = "ctr0", [2]string{"00-bar", "10-foo"}
+				want.ContainerID, want.Container, want.Plugins = "ctr0", "default/pod0/ctr0", [2]string{"00-bar", "10-foo"}
 				checkConflict(t, err, want)
 				return
 			}
@@ -343,7 +343,7 @@ func TestCreateRemovalTakesOwnership(t *testing.T) {
 				t.Errorf("owner after removal = %q, want -10-b", owner)
 			}
 			err := c.Apply("20-c", adjust(func(a *api.ContainerAdjustment) { tc.add(a, "20-c") }))
-			checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Field: tc.field, Key: tc.key, Plugins: [2]string{"10-b", "20-c"}})
+			checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Container: "default/pod0/ctr0", Field: tc.field, Key: tc.key, Plugins: [2]string{"10-b", "20-c"}})
 		})
 	}
 }
@@ -360,7 +360,7 @@ func TestCreateMapRemovalOwnership(t *testing.T) {
 	}
 	checkMessage(t, "adjustment", c.Adjustment(), &api.ContainerAdjustment{Annotations: map[string]string{"k": "a", "-k": ""}})
 	err := c.Apply("20-c", adjust(func(a *api.ContainerAdjustment) { a.AddAnnotation("k", "c") }))
-	checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Field: api.Field_Annotations, Key: "k", Plugins: [2]string{"00-a", "20-c"}})
+	checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Container: "default/pod0/ctr0", Field: api.Field_Annotations, Key: "k", Plugins: [2]string{"00-a", "20-c"}})
 }
 
 // The same plugin never conflicts with itself.
@@ -532,7 +532,7 @@ func TestCreateApplyIsAtomic(t *testing.T) {
 	second.Update = []*api.ContainerUpdate{update("other", func(u *api.ContainerUpdate) { u.SetLinuxCPUShares(2) })}
 	second.Evict = []*api.ContainerEviction{{ContainerId: "victim"}}
 	err := c.Apply("10-b", second)
-	checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Field: api.Field_Mounts, Key: "/m", Plugins: [2]string{"00-a", "10-b"}})
+	checkConflict(t, err, merge.ConflictError{ContainerID: "ctr0", Container: "default/pod0/ctr0", Field: api.Field_Mounts, Key: "/m", Plugins: [2]string{"00-a", "10-b"}})
 
 	checkMessage(t, "adjustment", c.Adjustment(), adj)
 	checkMessage(t, "container", c.Container(), ctr)

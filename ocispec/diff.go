@@ -1,9 +1,7 @@
 package ocispec
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -39,23 +37,42 @@ func (k ChangeKind) String() string {
 	return fmt.Sprintf("ChangeKind(%d)", int(k))
 }
 
-// Change is one difference between two specs.
+// MarshalText encodes the kind as its String, so that a Change's JSON form
+// reads "kind": "added".
+func (k ChangeKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a kind from its String.
+func (k *ChangeKind) UnmarshalText(text []byte) error {
+	for c := Added; c <= Modified; c++ {
+		if c.String() == string(text) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("ocispec: unknown change kind %q", text)
+}
+
+// Change is one difference between two specs ([Diff]) or two sets of
+// fields ([DiffFields]).
 type Change struct {
 	// Path names the field with the spec's JSON names; entries of lists
 	// with a natural key are named by it ("process.env[FOO]",
 	// "mounts[/data]", "linux.devices[/dev/fuse]", "linux.namespaces[network]",
-	// "process.rlimits[RLIMIT_NOFILE]", "linux.resources.hugepageLimits[2MB]"),
-	// map entries by their key ("annotations[k]"), other list entries by
-	// index ("hooks.prestart[0]"). Since mount order matters, a change in
-	// the relative order of the mounts both specs have is reported as
-	// "mounts.order", with the destinations in order as JSON lists.
-	Path string
+	// "process.rlimits[RLIMIT_NOFILE]", "linux.resources.hugepageLimits[2MB]";
+	// a key that occurs again is numbered, "mounts[/data#2]"), map entries
+	// by their key ("annotations[k]"), other list entries by index
+	// ("hooks.prestart[0]"). Since mount order matters, a change in the
+	// relative order of the mounts both specs have is reported as
+	// "mounts.order", with the destinations in order as JSON lists. The
+	// paths of [Fields] follow the same rules with the protocol's names.
+	Path string `json:"path"`
 	// Kind is the kind of change.
-	Kind ChangeKind
+	Kind ChangeKind `json:"kind"`
 	// Old and New are the values before and after ("" when absent). Strings
 	// and numbers are given as is; lists of plain values and compound
 	// entries (a mount, a device) as JSON.
-	Old, New string
+	Old string `json:"old"`
+	New string `json:"new"`
 }
 
 // String formats the change as "+ path: new", "- path: old" or
@@ -76,33 +93,66 @@ func (c Change) String() string {
 // nil spec is treated as empty. Unset fields and zero values that are not
 // behind a pointer count as absent.
 func Diff(before, after *rspec.Spec) []Change {
-	b, a := flatten(before), flatten(after)
+	b, a := flattenSpec(before), flattenSpec(after)
 	addOrderChanges(b, a)
 	union := maps.Clone(b.leaves)
 	maps.Copy(union, a.leaves)
 	paths := slices.SortedFunc(maps.Keys(union), func(x, y string) int {
 		return cmp.Or(compareSegs(union[x].segs, union[y].segs), strings.Compare(x, y))
 	})
+	return diffPaths(paths, values(b.leaves), values(a.leaves))
+}
+
+// DiffFields returns the differences between two sets of fields by path,
+// such as two results of [Fields], ordered by path. A field is added or
+// removed when its path is in only one set, even if its value there is "".
+func DiffFields(before, after map[string]string) []Change {
+	union := maps.Clone(before)
+	maps.Copy(union, after)
+	return diffPaths(slices.Sorted(maps.Keys(union)), before, after)
+}
+
+// diffPaths compares the fields at paths, in that order.
+func diffPaths(paths []string, before, after map[string]string) []Change {
 	var changes []Change
 	for _, p := range paths {
-		old, inB := b.leaves[p]
-		cur, inA := a.leaves[p]
+		old, inB := before[p]
+		cur, inA := after[p]
 		switch {
 		case !inB:
-			changes = append(changes, Change{Path: p, Kind: Added, New: cur.value})
+			changes = append(changes, Change{Path: p, Kind: Added, New: cur})
 		case !inA:
-			changes = append(changes, Change{Path: p, Kind: Removed, Old: old.value})
-		case old.value != cur.value:
-			changes = append(changes, Change{Path: p, Kind: Modified, Old: old.value, New: cur.value})
+			changes = append(changes, Change{Path: p, Kind: Removed, Old: old})
+		case old != cur:
+			changes = append(changes, Change{Path: p, Kind: Modified, Old: old, New: cur})
 		}
 	}
 	return changes
 }
 
+// flattenSpec flattens a spec with JSON field names, compound values and
+// lists of plain values as JSON.
+func flattenSpec(spec *rspec.Spec) flattener {
+	f := flattener{leaves: map[string]leaf{}, orders: map[string]order{}, wholeLists: true}
+	if spec != nil {
+		walk(&f, specNode{reflect.ValueOf(spec).Elem()}, "", nil)
+	}
+	return f
+}
+
+// values returns the values of leaves, by path.
+func values(leaves map[string]leaf) map[string]string {
+	out := make(map[string]string, len(leaves))
+	for p, l := range leaves {
+		out[p] = l.value
+	}
+	return out
+}
+
 // addOrderChanges adds, for each list whose order matters (mounts), a leaf
 // with the list's keys in order to both sides, if the entries both sides
 // have are in a different order.
-func addOrderChanges(b, a flat) {
+func addOrderChanges(b, a flattener) {
 	for path, ob := range b.orders {
 		oa, ok := a.orders[path]
 		if !ok {
@@ -134,14 +184,6 @@ func addOrderChanges(b, a flat) {
 	}
 }
 
-// seg is one step of a field path, used for ordering: a struct field or
-// list index (idx), or a map or list key.
-type seg struct {
-	idx   int
-	key   string
-	isKey bool
-}
-
 // compareSegs orders paths by struct field order, index and key.
 func compareSegs(a, b []seg) int {
 	for i := range min(len(a), len(b)) {
@@ -160,167 +202,4 @@ func compareSegs(a, b []seg) int {
 		}
 	}
 	return cmp.Compare(len(a), len(b))
-}
-
-// leaf is one flattened field.
-type leaf struct {
-	segs  []seg
-	value string
-}
-
-// order is the sequence of keys of a keyed list whose order matters.
-type order struct {
-	segs []seg
-	keys []string
-}
-
-// flat is a flattened spec: its leaves, and the order of its ordered
-// keyed lists, by path.
-type flat struct {
-	leaves map[string]leaf
-	orders map[string]order
-}
-
-// orderedLists are the keyed lists whose order matters.
-func orderedList(path string) bool {
-	return path == "mounts"
-}
-
-// keyedList names the lists whose entries are identified by a key, and
-// how to get an entry's key and value.
-func keyedList(path string) func(reflect.Value) (key, value string) {
-	byField := func(name string) func(reflect.Value) (string, string) {
-		return func(v reflect.Value) (string, string) {
-			return v.FieldByName(name).String(), jsonValue(v)
-		}
-	}
-	switch path {
-	case "process.env":
-		return func(v reflect.Value) (string, string) {
-			name, value, _ := strings.Cut(v.String(), "=")
-			return name, value
-		}
-	case "mounts":
-		return byField("Destination")
-	case "linux.devices":
-		return byField("Path")
-	case "linux.namespaces":
-		return byField("Type")
-	case "process.rlimits":
-		return byField("Type")
-	case "linux.resources.hugepageLimits":
-		return byField("Pagesize")
-	}
-	return nil
-}
-
-// flatten turns a spec into its leaves, by path.
-func flatten(spec *rspec.Spec) flat {
-	out := flat{leaves: map[string]leaf{}, orders: map[string]order{}}
-	if spec != nil {
-		walk(out, reflect.ValueOf(spec).Elem(), "", nil, false)
-	}
-	return out
-}
-
-// walk flattens v at path into out. Zero scalars are skipped unless they
-// are explicitly set (behind a pointer, or a map entry).
-func walk(out flat, v reflect.Value, path string, segs []seg, explicit bool) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			walk(out, v.Elem(), path, segs, true)
-		}
-	case reflect.Interface:
-		if !v.IsNil() {
-			out.leaves[path] = leaf{segs, jsonValue(v)}
-		}
-	case reflect.Struct:
-		walkStruct(out, v, path, segs)
-	case reflect.Map:
-		keys := v.MapKeys()
-		slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(fmt.Sprint(x), fmt.Sprint(y)) })
-		for _, k := range keys {
-			ks := fmt.Sprint(k)
-			walk(out, v.MapIndex(k), path+"["+ks+"]", append(slices.Clip(segs), seg{key: ks, isKey: true}), true)
-		}
-	case reflect.Slice, reflect.Array:
-		walkList(out, v, path, segs)
-	default:
-		if explicit || !v.IsZero() {
-			out.leaves[path] = leaf{segs, fmt.Sprint(v.Interface())}
-		}
-	}
-}
-
-// walkStruct flattens the exported fields of a struct, named by their
-// JSON names; embedded structs contribute their fields directly.
-func walkStruct(out flat, v reflect.Value, path string, segs []seg) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		s := append(slices.Clip(segs), seg{idx: i})
-		if f.Anonymous {
-			walk(out, v.Field(i), path, s, false)
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		p := name
-		if path != "" {
-			p = path + "." + name
-		}
-		walk(out, v.Field(i), p, s, false)
-	}
-}
-
-// walkList flattens a list: keyed lists by entry key, lists of compound
-// values by index, lists of plain values as one JSON value.
-func walkList(out flat, v reflect.Value, path string, segs []seg) {
-	if v.Len() == 0 {
-		return
-	}
-	if keyOf := keyedList(path); keyOf != nil {
-		seen := map[string]int{}
-		var keys []string
-		for i := range v.Len() {
-			key, value := keyOf(v.Index(i))
-			if seen[key]++; seen[key] > 1 {
-				key = fmt.Sprintf("%s#%d", key, seen[key])
-			}
-			keys = append(keys, key)
-			out.leaves[path+"["+key+"]"] = leaf{append(slices.Clip(segs), seg{key: key, isKey: true}), value}
-		}
-		if orderedList(path) {
-			out.orders[path] = order{segs, keys}
-		}
-		return
-	}
-	switch v.Type().Elem().Kind() {
-	case reflect.Struct, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
-		for i := range v.Len() {
-			out.leaves[fmt.Sprintf("%s[%d]", path, i)] = leaf{append(slices.Clip(segs), seg{idx: i}), jsonValue(v.Index(i))}
-		}
-	default:
-		out.leaves[path] = leaf{segs, jsonValue(v)}
-	}
-}
-
-// jsonValue renders v as compact JSON without HTML escaping.
-func jsonValue(v reflect.Value) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v.Interface()); err != nil {
-		return fmt.Sprint(v.Interface())
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
 }

@@ -1,6 +1,8 @@
 package ocispec
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 
@@ -86,6 +88,97 @@ func TestDiffOrderAndNil(t *testing.T) {
 	}
 	if got := Diff(nil, nil); len(got) != 0 {
 		t.Errorf("Diff(nil, nil) = %s", changesText(got))
+	}
+}
+
+func TestFields(t *testing.T) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("FOO", "bar")
+	adj.RemoveEnv("OLD")
+	adj.AddMount(&api.Mount{Destination: "/data", Source: "/srv", Type: "bind", Options: []string{"rbind", "ro"}})
+	adj.AddDevice(&api.LinuxDevice{Path: "/dev/x", Type: "c", Major: 1, Minor: 3, FileMode: &api.OptionalFileMode{Value: 0o666}})
+	adj.AddCDIDevice(&api.CDIDevice{Name: "vendor.com/gpu=0"})
+	adj.AddRlimit("RLIMIT_NOFILE", 10, 5)
+	adj.AddAnnotation("a", "b")
+	adj.AddHooks(&api.Hooks{Prestart: []*api.Hook{{Path: "/bin/hook", Args: []string{"hook", "x"}}}})
+	adj.SetLinuxMemoryLimit(1024)
+	adj.SetLinuxCPUSetCPUs("0-1")
+	adj.SetArgs([]string{"sh", "-c"})
+	want := map[string]string{
+		"env[FOO]":                      "bar",
+		"env[-OLD]":                     "",
+		"mounts[/data]":                 "type=bind source=/srv options=[rbind ro]",
+		"linux.devices[/dev/x]":         "type=c major=1 minor=3 file_mode=0666",
+		"CDI_devices[vendor.com/gpu=0]": present,
+		"rlimits[RLIMIT_NOFILE]":        "hard=10 soft=5",
+		"annotations[a]":                "b",
+		"hooks.prestart[0]":             "path=/bin/hook args=[hook x]",
+		"linux.resources.memory.limit":  "1024",
+		"linux.resources.cpu.cpus":      "0-1",
+		"args[0]":                       "sh",
+		"args[1]":                       "-c",
+	}
+	got := Fields(adj)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected field %s = %q", k, got[k])
+		}
+	}
+	if len(Fields(nil)) != 0 || len(Fields(&api.ContainerAdjustment{})) != 0 {
+		t.Error("empty messages have fields")
+	}
+	// Enums by name, device cgroup rules (no key) by index.
+	res := Fields(&api.LinuxResources{Devices: []*api.LinuxDeviceCgroup{{Allow: true, Access: "rw"}}})
+	if res["devices[0]"] != "allow=true access=rw" {
+		t.Errorf("cgroup rule: %v", res)
+	}
+	prio := Fields(&api.LinuxIOPriority{Class: api.IOPrioClass_IOPRIO_CLASS_BE})
+	if prio["class"] != "IOPRIO_CLASS_BE" {
+		t.Errorf("enum: %v", prio)
+	}
+	// A set message with no set fields, and a key that occurs twice.
+	twice := Fields(&api.ContainerAdjustment{
+		Linux:  &api.LinuxContainerAdjustment{Resources: &api.LinuxResources{}},
+		Mounts: []*api.Mount{{Destination: "/d", Source: "/a"}, {Destination: "/d", Source: "/b"}},
+	})
+	want = map[string]string{"linux.resources": "{}", "mounts[/d]": "source=/a", "mounts[/d#2]": "source=/b"}
+	if !maps.Equal(twice, want) {
+		t.Errorf("Fields = %v, want %v", twice, want)
+	}
+}
+
+func TestDiffFields(t *testing.T) {
+	got := DiffFields(map[string]string{"a": "1", "b": "2", "c": ""}, map[string]string{"b": "3", "c": "", "d": ""})
+	want := []Change{
+		{Path: "a", Kind: Removed, Old: "1"},
+		{Path: "b", Kind: Modified, Old: "2", New: "3"},
+		{Path: "d", Kind: Added},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("DiffFields:\n%s\nwant:\n%s", changesText(got), changesText(want))
+	}
+}
+
+func TestChangeJSON(t *testing.T) {
+	c := Change{Path: "process.env[A]", Kind: Added, New: "1"}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"path":"process.env[A]","kind":"added","old":"","new":"1"}`; string(b) != want {
+		t.Errorf("JSON = %s, want %s", b, want)
+	}
+	var back Change
+	if err := json.Unmarshal(b, &back); err != nil || back != c {
+		t.Errorf("round trip = %+v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"kind":"renamed"}`), &back); err == nil {
+		t.Error("unknown kind accepted")
 	}
 }
 

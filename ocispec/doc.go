@@ -62,7 +62,9 @@
 //     IOPRIO_CLASS_NONE clear the setting.
 //
 // Diff compares two specs field by field, for showing what the plugins
-// changed.
+// changed; Fields flattens an NRI message (such as an adjustment) into the
+// same dotted paths, and DiffFields compares two such flattenings, so a
+// plugin's answer and the spec it changed read alike.
 //
 // Apply validates the whole adjustment (and resolves classes) before it
 // changes the spec, so invalid input leaves the spec untouched; only the

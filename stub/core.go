@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ type core struct {
 	name   string // IDX-NAME, for messages
 	// metrics are recorded by a Stub with WithMetricsAddr (nil: none).
 	metrics *stubMetrics
+	// scope is the compiled WithScope, for runtimes that do not
+	// evaluate it.
+	scope plannedScope
 
 	// syncGCPercent is the GC percentage sessions apply while
 	// synchronizing (0: none); set by Start (see WithSyncGCPercent).
@@ -73,6 +77,7 @@ func newCore(plugin any, opts []Option) (*core, error) {
 		h:           h,
 		implemented: implemented,
 		wanted:      wanted,
+		scope:       planScope(&cfg),
 		info: runtimeInfo{
 			regTimeout:   cfg.regTimeout,
 			reqTimeout:   api.DefaultRequestTimeout,
@@ -135,7 +140,11 @@ func (c *core) configure(ctx context.Context, d *dispatcher, req *api.ConfigureR
 		var events api.EventMask
 		err := d.invoke(ctx, "Configure", c.requestTimeout(), func(ctx context.Context) error {
 			var err error
-			events, err = c.h.configure(ctx, req.GetConfig(), req.GetRuntimeName(), req.GetRuntimeVersion())
+			config := req.GetConfig()
+			if strings.TrimSpace(config) == "" {
+				config = c.cfg.config
+			}
+			events, err = c.h.configure(ctx, config, req.GetRuntimeName(), req.GetRuntimeVersion())
 			return err
 		})
 		if err != nil {
@@ -158,6 +167,18 @@ func (c *core) configure(ctx context.Context, d *dispatcher, req *api.ConfigureR
 		return nil, err
 	}
 	c.noteDropped(sub.dropped, rt)
+
+	gate, extra, err := c.gateFor(req, sub.events)
+	if err != nil {
+		c.log.Error("plugin cannot enforce its scope", "plugin", c.name, "error", err)
+		return nil, err
+	}
+	if gate != nil {
+		c.log.Info("the runtime does not evaluate scopes: the stub enforces the plugin's", "plugin", c.name,
+			"scope", gate.f.String(), "tracking", extra)
+	}
+	sub.events |= extra
+	d.gate.Store(gate)
 
 	c.mu.Lock()
 	c.info.subscription = sub.events

@@ -131,9 +131,15 @@
 //     variants of the CreateContainer and UpdateContainer handlers that can
 //     also ask the runtime to evict containers; a plugin implements one or
 //     the other. [Stub.UpdateContainers] takes evictions too.
-//   - [WithRequestTimeout] asks the runtime for a longer request timeout,
-//     [WithScope] limits the pods and containers the runtime sends events
-//     about.
+//   - [WithRequestTimeout] asks the runtime for a longer request timeout.
+//   - [WithScope] limits the pods and containers the plugin's handlers are
+//     called about, on every runtime: nrikit's runtime evaluates the scope
+//     and sends nothing else; on a runtime that does not say it evaluates
+//     scopes (ConfigureRequest.supported_events unset: containerd, CRI-O)
+//     the stub enforces the scope itself, with the same semantics
+//     (docs/scope.md), before any handler is called. A CEL expression in
+//     the scope needs [WithCEL] there, so that plugins without one do not
+//     link a CEL implementation.
 //
 // # Lifetime
 //
@@ -144,14 +150,12 @@
 // again; the new runtime then synchronizes it with its current state.
 // [WithOnClose] is called each time a registered connection ends.
 //
-// Start sets GOMAXPROCS to [DefaultMaxProcs] (one) unless the GOMAXPROCS
-// environment variable is set or [WithMaxProcs] says otherwise: an idle
-// plugin process with more Ps wakes spinning threads on every request,
-// which on busy nodes with many plugins costs the runtime more than the
-// plugin gains. Under the same conditions, while it receives a
-// Synchronize the runtime split into parts, it sets GOGC to
-// [DefaultSyncGCPercent] unless the GOGC environment variable is set or
-// [WithSyncGCPercent] says otherwise, and restores it after the last part.
+// A stub changes no process-wide setting by itself. A plugin's own binary
+// opts in with one line at the start of main, [TuneProcess], which sets
+// GOMAXPROCS to one (its documentation gives the trade-off, with
+// figures); [WithSyncGCPercent] relaxes the garbage collector while a
+// large Synchronize arrives, and [WithMaxProcs] sets GOMAXPROCS when the
+// stub starts.
 //
 // # Limits
 //

@@ -30,6 +30,11 @@ var (
 	// ErrRegistrationTimeout is wrapped by the error [Stub.Start] returns
 	// when registration did not complete within the registration timeout.
 	ErrRegistrationTimeout = errors.New("registration timed out")
+	// ErrNoIndex is wrapped by the error [New] returns when the plugin's
+	// index is not given ([WithPluginIdx]), not set by the runtime that
+	// launched it, and not in the executable's name (IDX-NAME). A
+	// program with a command line reports it as its own flag.
+	ErrNoIndex = errors.New("plugin has no index")
 	// ErrShutdown is wrapped by the result of [Stub.Run] and [Stub.Wait]
 	// when the runtime shut the plugin down with a Shutdown request.
 	ErrShutdown = errors.New("stub: runtime shut the plugin down")

@@ -79,7 +79,7 @@ func resolveIdentity(cfg *config, getenv func(string) string, exe string) (ident
 		return identity{}, fmt.Errorf("stub: %w", err)
 	}
 	if id.idx == "" {
-		return identity{}, fmt.Errorf("stub: plugin %q has no index: use WithPluginIdx or name the executable IDX-NAME (such as 10-%s)", id.name, id.name)
+		return identity{}, fmt.Errorf("stub: plugin %q: %w: use WithPluginIdx or name the executable IDX-NAME (such as 10-%s)", id.name, ErrNoIndex, id.name)
 	}
 	if err := api.CheckPluginIndex(id.idx); err != nil {
 		return identity{}, fmt.Errorf("stub: plugin %q: %w", id.name, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 )
 
 // config is the stub's configuration, set by options. It is not changed
@@ -28,10 +29,12 @@ type config struct {
 	askTimeout   time.Duration
 	regTimeout   time.Duration
 	scope        *api.PluginScope
+	cel          filter.CELCompiler // see WithCEL
 	onClose      func(error)
-	maxProcs     processSetting // see WithMaxProcs
-	syncGC       processSetting // see WithSyncGCPercent
-	metricsAddr  string         // see WithMetricsAddr
+	maxProcs     int    // see WithMaxProcs
+	syncGC       int    // see WithSyncGCPercent
+	metricsAddr  string // see WithMetricsAddr
+	config       string // see WithDefaultConfig
 
 	reconnectInitial, reconnectMax time.Duration
 }
@@ -205,15 +208,44 @@ func WithRegistrationTimeout(d time.Duration) Option {
 	}
 }
 
-// WithScope limits the pods and containers the runtime sends events about
-// (a nrikit extension, sent in the Configure response; upstream runtimes
-// ignore it).
+// WithScope limits the pods and containers the plugin's handlers are
+// called about (see docs/scope.md). The scope is sent to the runtime in
+// the Configure response (a nrikit extension): nrikit's runtime then
+// sends no events about other pods and containers. A runtime that does
+// not evaluate scopes (one that does not advertise its events in
+// ConfigureRequest.supported_events: containerd, CRI-O) sends every
+// event, and the stub then enforces the scope itself, with the runtime's
+// semantics: an event outside the scope is answered without calling the
+// handler and without changes (opting out of the pod or container, for
+// RunPodSandbox and CreateContainer), and Synchronize hands the handler
+// only the pods and containers in scope. For a scope on container
+// annotations or with a CEL expression, whose view of a container may
+// change after its creation, the stub also subscribes to CreateContainer
+// and RemoveContainer, to remember the containers in scope.
+//
+// A scope that does not compile refuses the registration: nrikit's
+// runtime rejects it, and on other runtimes the stub fails Configure with
+// the reason. A CEL expression needs [WithCEL] on those runtimes.
 func WithScope(scope *api.PluginScope) Option {
 	return func(c *config) error {
 		if scope == nil {
 			return errors.New("stub: WithScope: nil scope")
 		}
 		c.scope = scope
+		return nil
+	}
+}
+
+// WithDefaultConfig sets the configuration passed to the plugin's
+// Configure handler when the runtime sends none. Runtimes send a plugin
+// they launch its configuration file (containerd's and CRI-O's
+// plugin_config_path) and an external plugin, such as one deployed as a
+// DaemonSet, nothing: a plugin takes the same configuration from a file
+// of its own (the sample plugins' -config FILE) this way. A non-empty
+// configuration from the runtime wins.
+func WithDefaultConfig(text string) Option {
+	return func(c *config) error {
+		c.config = text
 		return nil
 	}
 }

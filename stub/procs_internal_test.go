@@ -1,46 +1,68 @@
 package stub
 
 import (
+	"context"
 	"net"
+	"runtime"
 	"testing"
+
+	"github.com/nrikit/nrikit/api"
 )
 
-func TestMaxProcsFor(t *testing.T) {
-	dial := func(string) (net.Conn, error) { return nil, nil }
-	noEnv := func(string) string { return "" }
-	withEnv := func(k string) string {
-		if k == "GOMAXPROCS" {
-			return "4"
-		}
-		return ""
-	}
-	for _, tc := range []struct {
-		name   string
-		opts   []Option
-		source connSource
-		env    func(string) string
-		want   int
-	}{
-		{"launched", nil, inheritedFD, noEnv, DefaultMaxProcs},
-		{"external, default dialer", nil, dialSocket, noEnv, DefaultMaxProcs},
-		{"external, own dialer", []Option{WithDialer(dial)}, dialSocket, noEnv, 0},
-		{"given connection", nil, givenConn, noEnv, 0},
-		{"environment wins over the default", nil, inheritedFD, withEnv, 0},
-		{"option wins over the environment", []Option{WithMaxProcs(3)}, inheritedFD, withEnv, 3},
-		{"option applies to a given connection", []Option{WithMaxProcs(2)}, givenConn, noEnv, 2},
-		{"option 0 leaves it alone", []Option{WithMaxProcs(0)}, inheritedFD, noEnv, 0},
+// creatorOnly is a plugin with one handler.
+type creatorOnly struct{}
+
+func (creatorOnly) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return nil, nil, nil
+}
+
+// TestProcessLeftAlone checks that a stub changes no process-wide setting
+// unless asked to, however it connects.
+func TestProcessLeftAlone(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	runtime.GOMAXPROCS(3)
+	id := []Option{WithPluginIdx("10"), WithPluginName("test")}
+	for name, opts := range map[string][]Option{
+		"default":    nil,
+		"own dialer": {WithDialer(func(string) (net.Conn, error) { return nil, net.ErrClosed })},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := defaultConfig()
-			for _, o := range tc.opts {
-				if err := o(&cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := cfg.maxProcsFor(tc.source, tc.env); got != tc.want {
-				t.Errorf("maxProcsFor = %d, want %d", got, tc.want)
-			}
-		})
+		st, err := New(creatorOnly{}, append(opts, id...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.applyProcessSettings()
+		if got := runtime.GOMAXPROCS(0); got != 3 {
+			t.Errorf("%s: GOMAXPROCS = %d, want 3 (left alone)", name, got)
+		}
+		if got := st.c.syncGCPercent.Load(); got != 0 {
+			t.Errorf("%s: GC percentage while synchronizing = %d, want none", name, got)
+		}
+	}
+	st, err := New(creatorOnly{}, append(id, WithMaxProcs(2), WithSyncGCPercent(300))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.applyProcessSettings()
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("WithMaxProcs(2): GOMAXPROCS = %d", got)
+	}
+	if got := st.c.syncGCPercent.Load(); got != 300 {
+		t.Errorf("WithSyncGCPercent(300): %d", got)
+	}
+}
+
+func TestTuneProcess(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	runtime.GOMAXPROCS(2)
+	t.Setenv("GOMAXPROCS", "2")
+	if TuneProcess(); runtime.GOMAXPROCS(0) != 2 {
+		t.Errorf("TuneProcess overrode the GOMAXPROCS environment variable")
+	}
+	t.Setenv("GOMAXPROCS", "")
+	if was := TuneProcess(); was != 2 || runtime.GOMAXPROCS(0) != DefaultMaxProcs {
+		t.Errorf("TuneProcess: was %d, now %d; want 2 and %d", was, runtime.GOMAXPROCS(0), DefaultMaxProcs)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -25,6 +26,10 @@ type dispatcher struct {
 	onSynchronize func()
 
 	sync syncCollector
+	// gate enforces the plugin's scope on this connection, if the
+	// runtime does not (nil: it does, or there is none); set by
+	// Configure.
+	gate atomic.Pointer[scopeGate]
 }
 
 var _ api.PluginService = (*dispatcher)(nil)
@@ -60,9 +65,21 @@ func (d *dispatcher) invoke(ctx context.Context, name string, timeout time.Durat
 	return fn(ctx)
 }
 
-// event invokes the handler of an event with the request timeout.
-func (d *dispatcher) event(ctx context.Context, name string, fn func(context.Context) error) error {
-	return d.invoke(ctx, name, d.c.requestTimeout(), fn)
+// event is the path of every event request to the plugin's handler: the
+// scope gate decides whether the plugin is to see the event about pod
+// (and ctr, for a container event), and returns the opt-out sentinel to
+// answer it with if not (see scopeGate.admit); then fn, nil if the plugin
+// has no handler for e, is invoked with the request timeout.
+func (d *dispatcher) event(ctx context.Context, e api.Event, pod *api.PodSandbox, ctr *api.Container, fn func(context.Context) error) error {
+	if err := d.gate.Load().admit(e, pod, ctr); err != nil {
+		d.c.log.Debug("event out of the plugin's scope: answered without calling the handler",
+			"plugin", d.c.name, "event", e.Name(), "pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName())
+		return err
+	}
+	if fn == nil {
+		return nil
+	}
+	return d.invoke(ctx, e.Name(), d.c.requestTimeout(), fn)
 }
 
 // optOut turns an opt-out sentinel returned by a handler into the OptOut
@@ -119,6 +136,7 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 	if !last {
 		return &api.SynchronizeResponse{More: true}, nil
 	}
+	pods, ctrs = d.gate.Load().seed(pods, ctrs)
 	if d.c.h.synchronize == nil {
 		return &api.SynchronizeResponse{}, nil
 	}
@@ -141,7 +159,7 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 // then the stub stops.
 func (d *dispatcher) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error) {
 	if h := d.c.h.shutdown; h != nil {
-		_ = d.event(ctx, "Shutdown", func(ctx context.Context) error { h(ctx); return nil })
+		_ = d.invoke(ctx, "Shutdown", d.c.requestTimeout(), func(ctx context.Context) error { h(ctx); return nil })
 	}
 	if d.onShutdown != nil {
 		d.onShutdown()
@@ -151,11 +169,7 @@ func (d *dispatcher) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, er
 
 // RunPodSandbox implements [api.PluginService].
 func (d *dispatcher) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	h := d.c.h.runPod
-	if h == nil {
-		return &api.RunPodSandboxResponse{}, nil
-	}
-	err := d.event(ctx, "RunPodSandbox", func(ctx context.Context) error { return h(ctx, req.GetPod()) })
+	err := d.podEvent(ctx, api.Event_RUN_POD_SANDBOX, d.c.h.runPod, req.GetPod())
 	if errors.Is(err, ErrNotInterestedInPod) {
 		out, _ := optOut(err, req.GetPod(), nil)
 		return &api.RunPodSandboxResponse{OptOut: out}, nil
@@ -168,39 +182,42 @@ func (d *dispatcher) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRe
 
 // UpdatePodSandbox implements [api.PluginService].
 func (d *dispatcher) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
-	h := d.c.h.updatePod
-	if h == nil {
-		return &api.UpdatePodSandboxResponse{}, nil
+	var fn func(context.Context) error
+	if h := d.c.h.updatePod; h != nil {
+		fn = func(ctx context.Context) error {
+			return h(ctx, req.GetPod(), req.GetOverheadLinuxResources(), req.GetLinuxResources())
+		}
 	}
-	err := d.event(ctx, "UpdatePodSandbox", func(ctx context.Context) error {
-		return h(ctx, req.GetPod(), req.GetOverheadLinuxResources(), req.GetLinuxResources())
-	})
+	err := d.event(ctx, api.Event_UPDATE_POD_SANDBOX, req.GetPod(), nil, fn)
 	if err = ignoreOptOut(err); err != nil {
 		return nil, err
 	}
 	return &api.UpdatePodSandboxResponse{}, nil
 }
 
-// podEvent dispatches a pod event whose handler returns only an error.
-func (d *dispatcher) podEvent(ctx context.Context, name string, h podFunc, pod *api.PodSandbox) error {
-	if h == nil {
-		return nil
+// podEvent dispatches a pod event whose handler (nil: none) returns only
+// an error, keeping opt-out sentinels.
+func (d *dispatcher) podEvent(ctx context.Context, e api.Event, h podFunc, pod *api.PodSandbox) error {
+	var fn func(context.Context) error
+	if h != nil {
+		fn = func(ctx context.Context) error { return h(ctx, pod) }
 	}
-	return ignoreOptOut(d.event(ctx, name, func(ctx context.Context) error { return h(ctx, pod) }))
+	return d.event(ctx, e, pod, nil, fn)
 }
 
-// containerEvent dispatches a container event whose handler returns only
-// an error.
-func (d *dispatcher) containerEvent(ctx context.Context, name string, h containerFunc, pod *api.PodSandbox, ctr *api.Container) error {
-	if h == nil {
-		return nil
+// containerEvent dispatches a container event whose handler (nil: none)
+// returns only an error, keeping opt-out sentinels.
+func (d *dispatcher) containerEvent(ctx context.Context, e api.Event, h containerFunc, pod *api.PodSandbox, ctr *api.Container) error {
+	var fn func(context.Context) error
+	if h != nil {
+		fn = func(ctx context.Context) error { return h(ctx, pod, ctr) }
 	}
-	return ignoreOptOut(d.event(ctx, name, func(ctx context.Context) error { return h(ctx, pod, ctr) }))
+	return d.event(ctx, e, pod, ctr, fn)
 }
 
 // PostUpdatePodSandbox implements [api.PluginService].
 func (d *dispatcher) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
-	if err := d.podEvent(ctx, "PostUpdatePodSandbox", d.c.h.postUpdatePod, req.GetPod()); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_POST_UPDATE_POD_SANDBOX, d.c.h.postUpdatePod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.PostUpdatePodSandboxResponse{}, nil
@@ -208,7 +225,7 @@ func (d *dispatcher) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpda
 
 // StopPodSandbox implements [api.PluginService].
 func (d *dispatcher) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
-	if err := d.podEvent(ctx, "StopPodSandbox", d.c.h.stopPod, req.GetPod()); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_STOP_POD_SANDBOX, d.c.h.stopPod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.StopPodSandboxResponse{}, nil
@@ -216,7 +233,7 @@ func (d *dispatcher) StopPodSandbox(ctx context.Context, req *api.StopPodSandbox
 
 // RemovePodSandbox implements [api.PluginService].
 func (d *dispatcher) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
-	if err := d.podEvent(ctx, "RemovePodSandbox", d.c.h.removePod, req.GetPod()); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_REMOVE_POD_SANDBOX, d.c.h.removePod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.RemovePodSandboxResponse{}, nil
@@ -224,16 +241,16 @@ func (d *dispatcher) RemovePodSandbox(ctx context.Context, req *api.RemovePodSan
 
 // CreateContainer implements [api.PluginService].
 func (d *dispatcher) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
-	h := d.c.h.createContainer
-	if h == nil {
-		return &api.CreateContainerResponse{}, nil
-	}
 	rsp := &api.CreateContainerResponse{}
-	err := d.event(ctx, "CreateContainer", func(ctx context.Context) error {
-		var err error
-		rsp.Adjust, rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer())
-		return err
-	})
+	var fn func(context.Context) error
+	if h := d.c.h.createContainer; h != nil {
+		fn = func(ctx context.Context) error {
+			var err error
+			rsp.Adjust, rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer())
+			return err
+		}
+	}
+	err := d.event(ctx, api.Event_CREATE_CONTAINER, req.GetPod(), req.GetContainer(), fn)
 	if out, ok := optOut(err, req.GetPod(), req.GetContainer()); ok {
 		rsp.OptOut = out
 		return rsp, nil
@@ -246,7 +263,7 @@ func (d *dispatcher) CreateContainer(ctx context.Context, req *api.CreateContain
 
 // PostCreateContainer implements [api.PluginService].
 func (d *dispatcher) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
-	if err := d.containerEvent(ctx, "PostCreateContainer", d.c.h.postCreateContainer, req.GetPod(), req.GetContainer()); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_CREATE_CONTAINER, d.c.h.postCreateContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostCreateContainerResponse{}, nil
@@ -254,7 +271,7 @@ func (d *dispatcher) PostCreateContainer(ctx context.Context, req *api.PostCreat
 
 // StartContainer implements [api.PluginService].
 func (d *dispatcher) StartContainer(ctx context.Context, req *api.StartContainerRequest) (*api.StartContainerResponse, error) {
-	if err := d.containerEvent(ctx, "StartContainer", d.c.h.startContainer, req.GetPod(), req.GetContainer()); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_START_CONTAINER, d.c.h.startContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.StartContainerResponse{}, nil
@@ -262,7 +279,7 @@ func (d *dispatcher) StartContainer(ctx context.Context, req *api.StartContainer
 
 // PostStartContainer implements [api.PluginService].
 func (d *dispatcher) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	if err := d.containerEvent(ctx, "PostStartContainer", d.c.h.postStartContainer, req.GetPod(), req.GetContainer()); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_START_CONTAINER, d.c.h.postStartContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostStartContainerResponse{}, nil
@@ -270,16 +287,16 @@ func (d *dispatcher) PostStartContainer(ctx context.Context, req *api.PostStartC
 
 // UpdateContainer implements [api.PluginService].
 func (d *dispatcher) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
-	h := d.c.h.updateContainer
-	if h == nil {
-		return &api.UpdateContainerResponse{}, nil
-	}
 	rsp := &api.UpdateContainerResponse{}
-	err := d.event(ctx, "UpdateContainer", func(ctx context.Context) error {
-		var err error
-		rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
-		return err
-	})
+	var fn func(context.Context) error
+	if h := d.c.h.updateContainer; h != nil {
+		fn = func(ctx context.Context) error {
+			var err error
+			rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
+			return err
+		}
+	}
+	err := d.event(ctx, api.Event_UPDATE_CONTAINER, req.GetPod(), req.GetContainer(), fn)
 	if err = ignoreOptOut(err); err != nil {
 		return nil, err
 	}
@@ -288,7 +305,7 @@ func (d *dispatcher) UpdateContainer(ctx context.Context, req *api.UpdateContain
 
 // PostUpdateContainer implements [api.PluginService].
 func (d *dispatcher) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
-	if err := d.containerEvent(ctx, "PostUpdateContainer", d.c.h.postUpdateContainer, req.GetPod(), req.GetContainer()); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_UPDATE_CONTAINER, d.c.h.postUpdateContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostUpdateContainerResponse{}, nil
@@ -296,16 +313,16 @@ func (d *dispatcher) PostUpdateContainer(ctx context.Context, req *api.PostUpdat
 
 // StopContainer implements [api.PluginService].
 func (d *dispatcher) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
-	h := d.c.h.stopContainer
-	if h == nil {
-		return &api.StopContainerResponse{}, nil
-	}
 	rsp := &api.StopContainerResponse{}
-	err := d.event(ctx, "StopContainer", func(ctx context.Context) error {
-		var err error
-		rsp.Update, err = h(ctx, req.GetPod(), req.GetContainer())
-		return err
-	})
+	var fn func(context.Context) error
+	if h := d.c.h.stopContainer; h != nil {
+		fn = func(ctx context.Context) error {
+			var err error
+			rsp.Update, err = h(ctx, req.GetPod(), req.GetContainer())
+			return err
+		}
+	}
+	err := d.event(ctx, api.Event_STOP_CONTAINER, req.GetPod(), req.GetContainer(), fn)
 	if err = ignoreOptOut(err); err != nil {
 		return nil, err
 	}
@@ -314,7 +331,7 @@ func (d *dispatcher) StopContainer(ctx context.Context, req *api.StopContainerRe
 
 // RemoveContainer implements [api.PluginService].
 func (d *dispatcher) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
-	if err := d.containerEvent(ctx, "RemoveContainer", d.c.h.removeContainer, req.GetPod(), req.GetContainer()); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_REMOVE_CONTAINER, d.c.h.removeContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.RemoveContainerResponse{}, nil
@@ -328,27 +345,27 @@ func (d *dispatcher) StateChange(ctx context.Context, evt *api.StateChangeEvent)
 	var err error
 	switch e := evt.GetEvent(); e {
 	case api.Event_RUN_POD_SANDBOX:
-		err = d.podEvent(ctx, e.Name(), h.runPod, pod)
+		err = d.podEvent(ctx, e, h.runPod, pod)
 	case api.Event_POST_UPDATE_POD_SANDBOX:
-		err = d.podEvent(ctx, e.Name(), h.postUpdatePod, pod)
+		err = d.podEvent(ctx, e, h.postUpdatePod, pod)
 	case api.Event_STOP_POD_SANDBOX:
-		err = d.podEvent(ctx, e.Name(), h.stopPod, pod)
+		err = d.podEvent(ctx, e, h.stopPod, pod)
 	case api.Event_REMOVE_POD_SANDBOX:
-		err = d.podEvent(ctx, e.Name(), h.removePod, pod)
+		err = d.podEvent(ctx, e, h.removePod, pod)
 	case api.Event_POST_CREATE_CONTAINER:
-		err = d.containerEvent(ctx, e.Name(), h.postCreateContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.postCreateContainer, pod, ctr)
 	case api.Event_START_CONTAINER:
-		err = d.containerEvent(ctx, e.Name(), h.startContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.startContainer, pod, ctr)
 	case api.Event_POST_START_CONTAINER:
-		err = d.containerEvent(ctx, e.Name(), h.postStartContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.postStartContainer, pod, ctr)
 	case api.Event_POST_UPDATE_CONTAINER:
-		err = d.containerEvent(ctx, e.Name(), h.postUpdateContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.postUpdateContainer, pod, ctr)
 	case api.Event_REMOVE_CONTAINER:
-		err = d.containerEvent(ctx, e.Name(), h.removeContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.removeContainer, pod, ctr)
 	default:
 		d.c.log.Debug("ignoring StateChange for an event that has a dedicated request", "plugin", d.c.name, "event", e.Name())
 	}
-	if err != nil {
+	if err = ignoreOptOut(err); err != nil {
 		return nil, err
 	}
 	return &api.Empty{}, nil
@@ -358,11 +375,11 @@ func (d *dispatcher) StateChange(ctx context.Context, evt *api.StateChangeEvent)
 // error rejects the adjustment with the error's message as the reason; a
 // panic fails the request.
 func (d *dispatcher) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	h := d.c.h.validate
-	if h == nil {
-		return &api.ValidateContainerAdjustmentResponse{}, nil
+	var fn func(context.Context) error
+	if h := d.c.h.validate; h != nil {
+		fn = func(ctx context.Context) error { return h(ctx, req) }
 	}
-	err := ignoreOptOut(d.event(ctx, "ValidateContainerAdjustment", func(ctx context.Context) error { return h(ctx, req) }))
+	err := ignoreOptOut(d.event(ctx, api.Event_VALIDATE_CONTAINER_ADJUSTMENT, req.GetPod(), req.GetContainer(), fn))
 	var pe *panicError
 	switch {
 	case errors.As(err, &pe):

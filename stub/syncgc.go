@@ -7,11 +7,9 @@ import (
 )
 
 // DefaultSyncGCPercent is the garbage collector's target percentage (see
-// [debug.SetGCPercent]) that a stub running as a plugin process of its
-// own applies while it receives a large Synchronize request, under the
-// same conditions as [DefaultMaxProcs] and unless the GOGC environment
-// variable is set. It applies from the first part of a request the
-// runtime split (more=true, which it does past a few megabytes) until
+// [debug.SetGCPercent]) suggested for [WithSyncGCPercent]: the stub
+// applies it while it receives a large Synchronize request, from the
+// first part of a request the runtime split (more=true, which it does past a few megabytes) until
 // the last part is decoded, before the plugin's Synchronize handler runs,
 // or until the connection ends; a snapshot sent in one part leaves the
 // collector alone, so small nodes see no change in memory use.
@@ -19,34 +17,30 @@ import (
 // Decoding the snapshot of a node is the largest allocation burst of a
 // plugin's life, and everything it allocates stays alive: with the
 // default GOGC of 100 the collector runs again and again over a heap that
-// only grows, and a plugin process with one P (see [DefaultMaxProcs])
-// does that work on the same core as the decoding. At 400, decoding the
+// only grows, and a plugin process with one P (see [TuneProcess]) does
+// that work on the same core as the decoding. At 400, decoding the
 // snapshot of 10,000 containers (24 MB) took about a third less time in
 // BENCHMARKS.md's measurements, for a few more megabytes of peak heap
 // (at most four times the live heap gained during the burst, and in
 // practice far less: most of it is the snapshot itself).
 const DefaultSyncGCPercent = 400
 
-// WithSyncGCPercent sets the GC percentage the stub applies while it
-// receives a Synchronize request (see [DefaultSyncGCPercent]); 0 leaves
-// the garbage collector alone. n must not be negative: turning the
-// collector off is not allowed, since a snapshot can be large. Stubs made
-// with [NewBuiltin] never change the GC setting.
+// WithSyncGCPercent makes the stub apply the GC percentage n while it
+// receives a split Synchronize request (see [DefaultSyncGCPercent]); 0,
+// the default, leaves the garbage collector alone. The setting is the
+// process's, changed for the time of the request: a plugin's own binary
+// may ask for it, a program that hosts a stub beside other work should
+// not. n must not be negative: turning the collector off is not allowed,
+// since a snapshot can be large. Stubs made with [NewBuiltin] never
+// change the GC setting.
 func WithSyncGCPercent(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
 			return fmt.Errorf("stub: WithSyncGCPercent: invalid value %d", n)
 		}
-		c.syncGC = processSetting{value: n, given: true}
+		c.syncGC = n
 		return nil
 	}
-}
-
-// syncGCPercentFor returns the GC percentage a stub connecting through
-// source applies while synchronizing (0: none); env looks up environment
-// variables.
-func (c *config) syncGCPercentFor(source connSource, env func(string) string) int {
-	return c.syncGC.resolve(c, source, "GOGC", DefaultSyncGCPercent, env)
 }
 
 // syncGC applies and restores the GC percentage of a Synchronize. Its

@@ -1,50 +1,13 @@
 package stub
 
 import (
-	"net"
 	"runtime/debug"
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
 )
 
-func TestSyncGCPercentFor(t *testing.T) {
-	dial := func(string) (net.Conn, error) { return nil, nil }
-	noEnv := func(string) string { return "" }
-	withGOGC := func(k string) string {
-		if k == "GOGC" {
-			return "50"
-		}
-		return ""
-	}
-	for _, tc := range []struct {
-		name   string
-		opts   []Option
-		source connSource
-		env    func(string) string
-		want   int
-	}{
-		{"launched", nil, inheritedFD, noEnv, DefaultSyncGCPercent},
-		{"external, default dialer", nil, dialSocket, noEnv, DefaultSyncGCPercent},
-		{"external, own dialer", []Option{WithDialer(dial)}, dialSocket, noEnv, 0},
-		{"given connection", nil, givenConn, noEnv, 0},
-		{"GOGC wins over the default", nil, inheritedFD, withGOGC, 0},
-		{"option wins over GOGC", []Option{WithSyncGCPercent(200)}, inheritedFD, withGOGC, 200},
-		{"option applies to a given connection", []Option{WithSyncGCPercent(300)}, givenConn, noEnv, 300},
-		{"option 0 leaves it alone", []Option{WithSyncGCPercent(0)}, inheritedFD, noEnv, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := defaultConfig()
-			for _, o := range tc.opts {
-				if err := o(&cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := cfg.syncGCPercentFor(tc.source, tc.env); got != tc.want {
-				t.Errorf("syncGCPercentFor = %d, want %d", got, tc.want)
-			}
-		})
-	}
+func TestWithSyncGCPercentRejectsNegative(t *testing.T) {
 	cfg := defaultConfig()
 	if err := WithSyncGCPercent(-1)(&cfg); err == nil {
 		t.Error("WithSyncGCPercent(-1) accepted")

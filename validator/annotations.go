@@ -1,6 +1,5 @@
 package validator
 
-
 const (
 	// AnnotationDomain is the domain of NRI's own annotations.
 	AnnotationDomain = "noderesource.dev"
@@ -11,4 +10,3 @@ const (
 	// like any effective annotation (see api.EffectiveAnnotation).
 	RequiredPluginsAnnotation = "required-plugins." + AnnotationDomain
 )
-

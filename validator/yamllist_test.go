@@ -2,6 +2,7 @@ package validator
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ func TestParseList(t *testing.T) {
 		{"[a, b,]", []string{"a", "b"}, false},
 		{"- a\n- b", []string{"a", "b"}, false},
 		{"\n- a # comment\n\n# note\n-   'b c'\n- \"d\"", []string{"a", "b c", "d"}, false},
+		{"- ~\n-\n- 1", []string{"~", "", "1"}, false},
 		{"a", nil, true},
 		{"[a", nil, true},
 		{"[a, [b]]", nil, true},
@@ -43,5 +45,12 @@ func TestParseList(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("parseList(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestParseListErrorNamesLine(t *testing.T) {
+	_, err := parseList("- a\n- [b]")
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("parseList error = %v, want one naming line 2", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	if err != nil {
 		return nil, err
 	}
-	launch, err := launcher()
+	launch, err := launcher(g)
 	if err != nil {
 		return nil, err
 	}
@@ -88,25 +89,37 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	return append(opts, extra...), nil
 }
 
-// writeReport prints the report in the chosen format.
+// writeReport prints the report in the chosen format. If the reader of
+// stdout went away (nri run | head -1), it returns an error of status
+// exitBrokenPipe without a message, as if SIGPIPE had ended the process
+// (which main prevents, so that the plugins are stopped and the work
+// directory removed).
 func (f *runtimeFlags) writeReport(g *globals, r *report.Report) error {
+	var err error
 	if f.output == "json" {
-		return r.WriteJSON(g.stdout)
+		err = r.WriteJSON(g.stdout)
+	} else {
+		var color bool
+		if color, err = g.useColor(g.stdout); err != nil {
+			return err
+		}
+		err = r.WriteText(g.stdout, report.TextOptions{Color: color, Calls: f.calls})
 	}
-	color, err := g.useColor(g.stdout)
-	if err != nil {
-		return err
+	if errors.Is(err, syscall.EPIPE) {
+		return withCode(exitBrokenPipe, fmt.Errorf("writing the report: %w", errReported))
 	}
-	return r.WriteText(g.stdout, report.TextOptions{Color: color, Calls: f.calls})
+	return err
 }
 
-// result turns the report's outcome into the command's error.
+// result turns the report's outcome into the command's error. A plugin
+// that did not register comes first: it is the likelier cause of steps
+// that went wrong.
 func result(r *report.Report) error {
 	switch {
-	case !r.OK:
-		return codef(exitSteps, "%d step(s) did not go as expected: %w", len(r.Failures), errReported)
 	case len(r.RegistrationErrors) > 0:
 		return codef(exitPlugins, "%d plugin(s) did not register: %w", len(r.RegistrationErrors), errReported)
+	case !r.OK:
+		return codef(exitSteps, "%d step(s) did not go as expected: %w", len(r.Failures), errReported)
 	}
 	return nil
 }

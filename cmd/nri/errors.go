@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/nrikit/nrikit/conformance/checkcmd"
@@ -20,6 +20,7 @@ const (
 	exitFailure     = 5
 	exitChecks      = 6 // nri check: a conformance check failed
 	exitInterrupted = 130
+	exitBrokenPipe  = 141 // the output's reader went away (128 + SIGPIPE)
 )
 
 // codedError is an error with the exit code it causes.
@@ -44,21 +45,24 @@ func codef(code int, format string, args ...any) error {
 
 // exitCode prints err (unless it was printed already) and returns the
 // process's exit status.
-func exitCode(ctx context.Context, err error, stderr io.Writer) int {
+func exitCode(ctx context.Context, err error, g *globals) int {
 	if err == nil {
 		return exitOK
 	}
 	var ee *codedError
+	var checkUsage *checkcmd.UsageError
 	code := exitFailure
 	if errors.As(err, &ee) {
 		code = ee.code
+	} else if errors.As(err, &checkUsage) {
+		code = exitUsage
 	} else if errors.Is(err, checkcmd.ErrChecksFailed) {
 		code = exitChecks
 	} else if ctx.Err() != nil {
 		code = exitInterrupted
 	}
 	if !errors.Is(err, errReported) {
-		fmt.Fprintf(stderr, "nri: %v\n", err)
+		g.notice(slog.LevelError, err.Error(), slog.Int("exitCode", code))
 	}
 	return code
 }

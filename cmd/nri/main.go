@@ -8,7 +8,9 @@
 // Exit codes: 0 success; 1 a step did not go as the scenario expects;
 // 2 usage error; 3 invalid scenario file; 4 a plugin did not register, or
 // `nri serve` did not get the plugins it waited for; 5 any other error
-// (such as a socket that cannot be created); 130 interrupted.
+// (such as a socket that cannot be created); 6 `nri check`: a conformance
+// check failed; 130 interrupted; 141 the reader of the output went away
+// (as a process ended by SIGPIPE).
 package main
 
 import (
@@ -20,7 +22,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A write to a closed pipe (nri run | head -1) must fail with EPIPE,
+	// not kill the process before it stopped its plugins and removed its
+	// work directory: notified, SIGPIPE no longer ends the program.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	signal.Stop(pipe)
 	stop()
 	os.Exit(code)
 }

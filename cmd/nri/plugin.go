@@ -39,8 +39,9 @@ func sampleNames() []string {
 	return names
 }
 
-// launcher starts sample plugins as this binary's `plugin NAME` command.
-func launcher() (simulator.Launcher, error) {
+// launcher starts sample plugins as this binary's `plugin NAME` command,
+// logging in the format of --log-format.
+func launcher(g *globals) (simulator.Launcher, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the nri executable: %w", err)
@@ -50,7 +51,11 @@ func launcher() (simulator.Launcher, error) {
 		if _, ok := plugins[name]; !ok {
 			return "", nil, false
 		}
-		return exe, []string{"plugin", name}, true
+		args := []string{"plugin", name}
+		if g.logFormat == logFormatJSON {
+			args = append(args, "-log-format", logFormatJSON)
+		}
+		return exe, args, true
 	}, nil
 }
 
@@ -71,8 +76,10 @@ Log lines go to standard error, each with its time; -log-file PATH appends them 
 CRI-O start pre-installed plugins with it on /dev/null).
 
 Every plugin takes -idx, -name, -socket, -log-level, -log-file, -reconnect and the scope
-flags (-pod-selector, -namespace, -container, -image, -runtime-handler, -cel, -all); run
-'nri plugin NAME -help' for a plugin's own flags.`,
+flags (-pod-selector, -namespace, -container, -image, -runtime-handler, -cel, -all). A nrikit
+runtime filters by the scope; on containerd and CRI-O the plugin filters itself, with the same
+rules, except -cel: the sample plugins leave CEL out (a smaller binary), so a -cel scope needs a
+nrikit runtime. Run 'nri plugin NAME -help' for a plugin's own flags.`,
 		Example: `  # Connect the logger to a runtime's socket (such as nri serve's).
   nri plugin logger -idx 10 -socket /tmp/nri.sock
 
@@ -83,8 +90,11 @@ flags (-pod-selector, -namespace, -container, -image, -runtime-handler, -cel, -a
   nri plugin gpu-env -idx 50 -socket /var/run/nri/nri.sock -log-file /var/log/nri/50-gpu-env.log`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 				return c.Help()
+			}
+			if len(args) == 0 {
+				return codef(exitUsage, "name the plugin to run, one of %s (see nri plugin --help)", strings.Join(sampleNames(), ", "))
 			}
 			main, ok := samplePlugins()[args[0]]
 			if !ok {

@@ -14,19 +14,24 @@ import (
 
 // globals are the flags of every command.
 type globals struct {
-	logLevel string
-	color    string
-	stdout   io.Writer
-	stderr   io.Writer
+	logLevel  string
+	logFormat string
+	color     string
+	stdout    io.Writer
+	stderr    io.Writer
 }
 
-// logger returns the logger for --log-level, writing to stderr.
+// logger returns the logger for --log-level and --log-format, writing
+// to stderr.
 func (g *globals) logger() (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, codef(exitUsage, "invalid --log-level %q: want debug, info, warn or error", g.logLevel)
 	}
-	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: l})), nil
+	if g.logFormat != logFormatText && g.logFormat != logFormatJSON {
+		return nil, codef(exitUsage, "invalid --log-format %q: want text or json", g.logFormat)
+	}
+	return slog.New(newLogHandler(g.stderr, g.logFormat, l)), nil
 }
 
 // useColor decides whether the output to w is coloured.
@@ -68,9 +73,9 @@ func version() string {
 	return v
 }
 
-// newRoot builds the command tree.
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr}
+// newRoot builds the command tree; its flags set g.
+func newRoot(g *globals) *cobra.Command {
+	stdout, stderr := g.stdout, g.stderr
 	root := &cobra.Command{
 		Use:   "nri",
 		Short: "Node Resource Interface (NRI) runtime simulator and sample plugins",
@@ -78,9 +83,17 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 Kubernetes. It runs nrikit's runtime library with real plugin processes over real
 sockets, plays a scenario of pods and containers, and reports what every plugin did.
 
-Exit codes: 0 success; 1 a step did not go as the scenario expects; 2 usage error;
-3 invalid scenario file; 4 a plugin did not register (or nri serve did not get the
-plugins it waited for); 5 other errors; 130 interrupted.`,
+Exit codes:
+  0    success
+  1    a step did not go as the scenario expects
+  2    usage error
+  3    invalid scenario file
+  4    a plugin did not register (or nri serve did not get the plugins it waited for);
+       this takes precedence over 1
+  5    other errors
+  6    nri check: a conformance check failed
+  130  interrupted
+  141  the reader of the output went away (nri run | head), as a process ended by SIGPIPE`,
 		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a validator.
   nri run
 
@@ -96,6 +109,7 @@ plugins it waited for); 5 other errors; 130 interrupted.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "runtime and plugin log level on stderr: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", logFormatText, "log line format on stderr: text (key=value) or json (one object a line); every line has its time")
 	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the text output: auto (terminals, unless NO_COLOR is set), always or never")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
@@ -117,11 +131,24 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 // execute runs the command line args and returns the exit status.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !isCoded(err) && isUsage(err) {
 		err = withCode(exitUsage, err)
 	}
-	return exitCode(ctx, err, stderr)
+	return exitCode(ctx, err, g)
+}
+
+// notice tells the user msg on stderr: "nri: msg", or with --log-format
+// json a JSON log line at level (time, level, msg and attrs), so that
+// every line on stderr is one JSON object.
+func (g *globals) notice(level slog.Level, msg string, attrs ...slog.Attr) {
+	if g.logFormat != logFormatJSON {
+		fmt.Fprintln(g.stderr, "nri: "+msg)
+		return
+	}
+	l := slog.New(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	l.LogAttrs(context.Background(), level, msg, attrs...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,11 +54,15 @@ the spec the runtime proposed. See docs/cli.md for the scenario format and the J
 			}
 			ctx, cancel := context.WithTimeout(c.Context(), timeout)
 			defer cancel()
-			return runScenario(ctx, g, &f, sim)
+			err = runScenario(ctx, g, &f, sim)
+			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && c.Context().Err() == nil {
+				return fmt.Errorf("the scenario did not finish within --timeout %v (a plugin that does not register or answer holds it up; --log-level info shows the plugins' progress): %w", timeout, err)
+			}
+			return err
 		},
 	}
 	f.register(c)
-	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up if the scenario has not finished after this long")
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up if the scenario has not finished after this long (stopping the plugins then takes a few seconds more at most)")
 	return c
 }
 

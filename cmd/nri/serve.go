@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -65,7 +66,8 @@ interrupted. With --metrics-addr it serves the runtime library's Prometheus metr
 			}
 			extra := []simulator.Option{simulator.WithSocketPath(socket),
 				simulator.WithRegistrationErrors(func(plugin, reason string) {
-					fmt.Fprintf(g.stderr, "nri: plugin %s not registered: %s\n", plugin, reason)
+					g.notice(slog.LevelError, fmt.Sprintf("plugin %s not registered: %s", plugin, reason),
+						slog.String("plugin", plugin), slog.String("reason", reason))
 				})}
 			var ms *metricsServer
 			if metrics != "" {
@@ -74,7 +76,7 @@ interrupted. With --metrics-addr it serves the runtime library's Prometheus metr
 				}
 				defer ms.Close()
 				extra = append(extra, simulator.WithMetrics(ms.reg))
-				fmt.Fprintf(g.stderr, "nri: serving metrics on http://%s/metrics\n", ms.Addr())
+				g.notice(slog.LevelInfo, fmt.Sprintf("serving metrics on http://%s/metrics", ms.Addr()))
 			}
 			opts, err := f.simulatorOptions(g, extra...)
 			if err != nil {
@@ -121,7 +123,8 @@ func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simula
 	if err := s.Start(ctx); err != nil {
 		return startError(err)
 	}
-	fmt.Fprintf(g.stderr, "nri: listening on %s, waiting for %d plugin(s) (up to %v)\n", socket, wait, timeout)
+	g.notice(slog.LevelInfo, fmt.Sprintf("listening on %s, waiting for %d plugin(s) (up to %v)", socket, wait, timeout),
+		slog.String("socket", socket))
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	err = s.WaitForPlugins(wctx, wait)
 	cancel()
@@ -129,7 +132,7 @@ func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simula
 		if ctx.Err() != nil {
 			return err
 		}
-		return withCode(exitPlugins, err)
+		return withCode(exitPlugins, fmt.Errorf("--timeout %v expired: %w", timeout, err))
 	}
 	r, err := s.Play(ctx)
 	if err != nil {
@@ -139,7 +142,7 @@ func serve(ctx context.Context, g *globals, f *runtimeFlags, s *simulator.Simula
 		return err
 	}
 	if keep {
-		fmt.Fprintf(g.stderr, "nri: still serving on %s; interrupt to stop\n", socket)
+		g.notice(slog.LevelInfo, fmt.Sprintf("still serving on %s; interrupt to stop", socket))
 		<-ctx.Done()
 	}
 	return result(r)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,25 @@ import (
 // ErrChecksFailed is returned by the commands when the checker ran and at
 // least one check failed; the report has been printed by then.
 var ErrChecksFailed = errors.New("conformance checks failed")
+
+// UsageError is a mistake on the command line of a check command (a
+// missing COMMAND or --socket, conflicting flags, a bad --output); the nri
+// command exits with status 2 for it.
+type UsageError struct {
+	// Err describes the mistake.
+	Err error
+}
+
+// Error returns the mistake's description and where to find the usage.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the mistake.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usagef returns a UsageError of the command cmd.
+func usagef(cmd *cobra.Command, format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format+" (see "+cmd.CommandPath()+" --help)", args...)}
+}
 
 // New returns the `check` command with its `plugin` and `runtime`
 // subcommands.
@@ -90,24 +110,27 @@ func newPluginCmd() *cobra.Command {
 			"--socket accepts one external plugin on a unix socket, and checks registration, configuration, " +
 			"Synchronize (single and in parts), every subscribed event, unsubscribed events, the answers' " +
 			"adjustments, Shutdown and the reaction to the socket closing.",
-		Example: "  nri check plugin -- node plugins/js-env/plugin.js\n" +
-			"  nri check plugin --name 20-logger ./logger --verbose\n" +
+		Example: "  # nri's flags come before COMMAND: everything from COMMAND on is the plugin's.\n" +
+			"  nri check plugin --name 20-logger --verbose ./logger\n" +
+			"  nri check plugin --name 20-logger --verbose -- ./logger -log-level debug\n" +
+			"  nri check plugin -- node plugins/js-env/plugin.js\n" +
 			"  nri check plugin --socket /tmp/check.sock --output json",
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputFlag(output).validate(); err != nil {
-				return err
+				return usagef(cmd, "%v", err)
 			}
 			switch {
 			case socket == "" && len(args) == 0:
-				return errors.New("give the plugin's COMMAND, or --socket PATH for an external plugin")
+				return usagef(cmd, "give the plugin's COMMAND, or --socket PATH for an external plugin")
 			case socket != "" && len(args) > 0:
-				return errors.New("give either COMMAND or --socket, not both")
+				return usagef(cmd, "give either COMMAND or --socket, not both")
 			}
+			warnMisplacedFlags(cmd, args)
 			cfg.Command, cfg.Listen = args, socket
 			if configFile != "" {
 				if cfg.Config != "" {
-					return errors.New("give either --config or --config-file, not both")
+					return usagef(cmd, "give either --config or --config-file, not both")
 				}
 				b, err := os.ReadFile(configFile)
 				if err != nil {
@@ -165,10 +188,10 @@ func newRuntimeCmd() *cobra.Command {
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := outputFlag(output).validate(); err != nil {
-				return err
+				return usagef(cmd, "%v", err)
 			}
 			if socket == "" {
-				return errors.New("--socket PATH is required")
+				return usagef(cmd, "--socket PATH is required")
 			}
 			ctx, stop := signalContext(cmd)
 			defer stop()
@@ -185,4 +208,21 @@ func newRuntimeCmd() *cobra.Command {
 	f.DurationVar(&cfg.Timeout, "timeout", conformance.DefaultRuntimeCheckTimeout, "bound for each step")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
 	return cmd
+}
+
+// warnMisplacedFlags tells the user about arguments of the plugin's
+// command line that are flags of this command: they go to the plugin
+// (flags after COMMAND are the plugin's), which was probably not meant.
+func warnMisplacedFlags(cmd *cobra.Command, command []string) {
+	for _, a := range command[1:] {
+		if a == "--" {
+			return
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || cmd.Flags().Lookup(name) == nil {
+			continue
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "nri: %s comes after COMMAND, so it is passed to the plugin; "+
+			"put it before COMMAND to give it to %s\n", a, cmd.CommandPath())
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/conformance/internal/fakeruntime"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/spf13/cobra"
 )
 
 const helperModeEnv = "CHECKCMD_HELPER_MODE"
@@ -102,9 +103,68 @@ func TestCheckCommandUsageErrors(t *testing.T) {
 		"runtime no sock": {"runtime"},
 		"runtime args":    {"runtime", "--socket", "/tmp/x", "extra"},
 	} {
-		if _, err := run(t, "", args...); err == nil || errors.Is(err, ErrChecksFailed) {
-			t.Errorf("%s: err = %v, want a usage error", name, err)
+		_, err := run(t, "", args...)
+		var usage *UsageError
+		if name == "runtime args" {
+			if err == nil || errors.Is(err, ErrChecksFailed) {
+				t.Errorf("%s: err = %v, want cobra's usage error", name, err)
+			}
+		} else if !errors.As(err, &usage) {
+			t.Errorf("%s: err = %v, want a UsageError", name, err)
 		}
+	}
+}
+
+// TestCheckPluginExamples parses every example of `check plugin --help`:
+// no flag of the command may land in the plugin's command line.
+func TestCheckPluginExamples(t *testing.T) {
+	var plugin *cobra.Command
+	for _, c := range New().Commands() {
+		if c.Name() == "plugin" {
+			plugin = c
+		}
+	}
+	if plugin == nil {
+		t.Fatal("no plugin command")
+	}
+	n := 0
+	for _, line := range strings.Split(plugin.Example, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || fields[0] != "nri" || fields[1] != "check" || fields[2] != "plugin" {
+			continue
+		}
+		n++
+		cmd := newPluginCmd()
+		if err := cmd.ParseFlags(fields[3:]); err != nil {
+			t.Errorf("%s: %v", line, err)
+			continue
+		}
+		for _, a := range cmd.Flags().Args() {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if strings.HasPrefix(a, "--") && cmd.Flags().Lookup(name) != nil {
+				t.Errorf("%s: %s goes to the plugin, not to nri check", line, a)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d examples parsed:\n%s", n, plugin.Example)
+	}
+}
+
+// TestCheckPluginWarnsAboutMisplacedFlags: a flag of nri check after
+// COMMAND goes to the plugin, with a note on stderr.
+func TestCheckPluginWarnsAboutMisplacedFlags(t *testing.T) {
+	t.Setenv(helperModeEnv, "good")
+	cmd := New()
+	var out, stderr bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"plugin", "--name", "20-cmd", os.Args[0], "-test.run=^TestHelperProcess$", "--verbose"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_ = cmd.ExecuteContext(ctx)
+	if !strings.Contains(stderr.String(), "--verbose comes after COMMAND, so it is passed to the plugin") {
+		t.Errorf("no note about --verbose; stderr:\n%s", stderr.String())
 	}
 }
 

@@ -53,3 +53,18 @@ func BenchmarkCreateContainer(b *testing.B) { benchDecode(b, benchCreateContaine
 
 // BenchmarkSynchronize: a Synchronize part of 100 pods and 1,000 containers.
 func BenchmarkSynchronize(b *testing.B) { benchDecode(b, benchSynchronize()) }
+
+// BenchmarkSupports: the cost of finding a message type's fast path, the
+// first and the last of the table, and a type without one.
+func BenchmarkSupports(b *testing.B) {
+	for _, m := range []proto.Message{&api.SynchronizeRequest{}, &api.PostUpdateContainerRequest{}, &api.UpdateContainerRequest{}} {
+		want := m.ProtoReflect().Descriptor().Name() != "UpdateContainerRequest"
+		b.Run(string(m.ProtoReflect().Descriptor().Name()), func(b *testing.B) {
+			for b.Loop() {
+				if Supports(m) != want {
+					b.Fatal("wrong answer")
+				}
+			}
+		})
+	}
+}

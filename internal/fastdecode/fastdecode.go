@@ -36,6 +36,7 @@
 package fastdecode
 
 import (
+	"reflect"
 	"slices"
 	"unicode/utf8"
 
@@ -64,96 +65,63 @@ func Unmarshal(b []byte, m proto.Message) error {
 }
 
 // fastPath reports whether m's type (non-nil) has a fast path and, with
-// decode, runs it on b, resetting m first. It is the one list of the
+// decode, runs it on b, resetting m first. fastPaths is the one list of the
 // supported types (see Supports).
 func fastPath(m proto.Message, b []byte, decode bool) (bool, error) {
-	switch x := m.(type) {
-	case *api.SynchronizeRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeSynchronize(b, x)
-		}
-		return x != nil, nil
-	case *api.PodSandbox:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodePod(b, x)
-		}
-		return x != nil, nil
-	case *api.Container:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeContainer(b, x)
-		}
-		return x != nil, nil
-	case *api.CreateContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.RunPodSandboxRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, nil)
-		}
-		return x != nil, nil
-	case *api.StopPodSandboxRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, nil)
-		}
-		return x != nil, nil
-	case *api.RemovePodSandboxRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, nil)
-		}
-		return x != nil, nil
-	case *api.PostUpdatePodSandboxRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, nil)
-		}
-		return x != nil, nil
-	case *api.PostCreateContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.StartContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.PostStartContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.StopContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.RemoveContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
-	case *api.PostUpdateContainerRequest:
-		if x != nil && decode {
-			x.Reset()
-			return true, decodeEvent(b, x, &x.Pod, &x.Container)
-		}
-		return x != nil, nil
+	dec, ok := fastPaths[reflect.TypeOf(m)]
+	if !ok || reflect.ValueOf(m).IsNil() {
+		return false, nil
 	}
-	return false, nil
+	if !decode {
+		return true, nil
+	}
+	proto.Reset(m)
+	return true, dec(b, m)
+}
+
+// decoder decodes b into a reset message of the type it is listed for.
+type decoder func(b []byte, m proto.Message) error
+
+// fastPaths maps each type with a fast path to its decoder. It is never
+// written to.
+var fastPaths = map[reflect.Type]decoder{
+	reflect.TypeFor[*api.SynchronizeRequest](): whole(decodeSynchronize),
+	reflect.TypeFor[*api.PodSandbox]():         whole(decodePod),
+	reflect.TypeFor[*api.Container]():          whole(decodeContainer),
+	// Pod events: the pod is field 1.
+	reflect.TypeFor[*api.RunPodSandboxRequest]():        event(func(x *api.RunPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
+	reflect.TypeFor[*api.StopPodSandboxRequest]():       event(func(x *api.StopPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
+	reflect.TypeFor[*api.RemovePodSandboxRequest]():     event(func(x *api.RemovePodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
+	reflect.TypeFor[*api.PostUpdatePodSandboxRequest](): event(func(x *api.PostUpdatePodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
+	// Container events: the pod is field 1, the container field 2.
+	reflect.TypeFor[*api.CreateContainerRequest]():     event(func(x *api.CreateContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.PostCreateContainerRequest](): event(func(x *api.PostCreateContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.StartContainerRequest]():      event(func(x *api.StartContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.PostStartContainerRequest]():  event(func(x *api.PostStartContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.StopContainerRequest]():       event(func(x *api.StopContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.RemoveContainerRequest]():     event(func(x *api.RemoveContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+	reflect.TypeFor[*api.PostUpdateContainerRequest](): event(func(x *api.PostUpdateContainerRequest) (podField, ctrField) { return &x.Pod, &x.Container }),
+}
+
+// whole is the decoder of a type decoded by one function.
+func whole[M proto.Message](decode func([]byte, M) error) decoder {
+	return func(b []byte, m proto.Message) error { return decode(b, m.(M)) }
+}
+
+// podField and ctrField locate an event request's pod and container fields.
+type (
+	podField = **api.PodSandbox
+	ctrField = **api.Container
+)
+
+// event is the decoder of an event request whose pod and container (nil
+// for pod events) fields returns.
+func event[M proto.Message](fields func(M) (podField, ctrField)) decoder {
+	return func(b []byte, m proto.Message) error {
+		x := m.(M)
+		p, c := fields(x)
+		return decodeEvent(b, x, p, c)
+	}
 }
 
 // decodeError is the error of the hand decoder. Like protobuf-go's errors

@@ -16,12 +16,13 @@
 // takes its identity and socket from the environment) or it was started
 // by hand against a runtime's socket (`-idx 10 -socket /run/nri.sock`).
 //
-// A plugin with a scope (Spec.Scope or the scope flags) sends it to the
-// runtime, which then need not send events about other pods and
-// containers, and also enforces it itself: a runtime that does not
-// evaluate scopes sends every event, and the plugin answers those about
-// other pods and containers without changes (opting out of them, for
-// runtimes that understand opt-outs).
+// A plugin with a scope (Spec.Scope or the scope flags) passes it to the
+// stub ([stub.WithScope]), which sends it to the runtime and enforces it
+// itself on runtimes that do not evaluate scopes (containerd, CRI-O). The
+// sample plugins are built without CEL support: a -cel expression works
+// on nrikit's runtime, which evaluates it, and fails the registration on
+// the others, unless the plugin's NewFunc returns
+// stub.WithCEL(celscope.Compile).
 //
 // Started by hand, a plugin reconnects when it loses its connection to
 // the runtime (the runtime restarted), with a backoff from
@@ -38,9 +39,17 @@
 // registered with the runtime) and /livez (200 while connected or
 // reconnecting) on ADDR; see [stub.WithMetricsAddr].
 //
-// Every log line has a time. -log-file PATH appends the lines to PATH
+// Every log line has a time. -log-format json writes the lines as JSON
+// objects (slog's JSON handler, with the time in "time") instead of
+// slog's key=value text. -log-file PATH appends the lines to PATH
 // (created with mode 0640) instead of standard error: containerd and
 // CRI-O start pre-installed plugins with standard error on /dev/null.
+//
+// pluginmain leaves GOMAXPROCS alone: each sample plugin's main calls
+// [stub.TuneProcess] first. Its stub relaxes the garbage collector while a
+// large Synchronize arrives ([stub.WithSyncGCPercent] with
+// [stub.DefaultSyncGCPercent]), unless the GOGC environment variable is
+// set.
 package pluginmain
 
 import (
@@ -85,6 +94,12 @@ type Spec struct {
 	// Setup registers the plugin's own flags and returns the function
 	// that builds the plugin after parsing.
 	Setup func(fs *flag.FlagSet) NewFunc
+	// Config checks a configuration in the plugin's schema, the one its
+	// Configure handler parses (from the runtime, or from -config FILE).
+	// A -config file it refuses stops the plugin before it connects,
+	// with the error. Nil: -config is refused (the plugin has no
+	// configuration).
+	Config func(config string) error
 }
 
 // multi is a repeatable string flag.
@@ -105,7 +120,9 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 	fs.StringVar(&c.idx, "idx", "", "plugin index (two digits); required unless the runtime launched the plugin")
 	fs.StringVar(&c.socket, "socket", "", "runtime socket to connect to (default "+api.DefaultSocketPath+")")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	format := fs.String("log-format", "text", "log line format: text (key=value) or json")
 	logFile := fs.String("log-file", "", "append log lines to this file (created with mode 0640) instead of standard error")
+	configFile := fs.String("config", "", "read the plugin's configuration (YAML, the schema of its README) from this file; the runtime's configuration, if it sends one, wins")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this TCP address, such as 127.0.0.1:9090 (default: off)")
 	fs.BoolVar(&c.reconnect, "reconnect", true, "when started by hand: reconnect after losing the connection to the runtime (a runtime restart); -reconnect=false exits instead")
 	c.scope.register(fs, spec.Scope)
@@ -125,6 +142,12 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 		fmt.Fprintln(stderr, err)
 		return &UsageError{Err: err}
 	}
+	if *format != "text" && *format != "json" {
+		err := fmt.Errorf("%s: invalid value %q for flag -log-format: want text or json", spec.Name, *format)
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return &UsageError{Err: err}
+	}
 	out := stderr
 	if *logFile != "" {
 		f, err := OpenLogFile(*logFile)
@@ -134,9 +157,15 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 		defer f.Close()
 		out = f
 	}
-	log, err := NewLogger(out, *level)
+	log, err := NewFormatLogger(out, *level, *format)
 	if err != nil {
 		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	if *configFile != "" {
+		if c.config, err = readConfig(spec, *configFile); err != nil {
+			log.Error("bad configuration", "error", err)
+			return err
+		}
 	}
 	err = c.run(ctx, spec.Name, log, build)
 	if err != nil && *logFile != "" {
@@ -150,6 +179,7 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 type common struct {
 	name, idx, socket string
 	metricsAddr       string
+	config            string // the -config file's content
 	reconnect         bool
 	scope             scopeFlags
 }
@@ -162,11 +192,17 @@ func (c *common) run(ctx context.Context, name string, log *slog.Logger, build N
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	opts := []stub.Option{stub.WithLogger(log), stub.WithPluginName(c.name)}
+	if os.Getenv("GOGC") == "" {
+		opts = append(opts, stub.WithSyncGCPercent(stub.DefaultSyncGCPercent))
+	}
 	if c.idx != "" {
 		opts = append(opts, stub.WithPluginIdx(c.idx))
 	}
 	if c.socket != "" {
 		opts = append(opts, stub.WithSocketPath(c.socket))
+	}
+	if c.config != "" {
+		opts = append(opts, stub.WithDefaultConfig(c.config))
 	}
 	if c.metricsAddr != "" {
 		opts = append(opts, stub.WithMetricsAddr(c.metricsAddr))
@@ -181,14 +217,12 @@ func (c *common) run(ctx context.Context, name string, log *slog.Logger, build N
 		}))
 	}
 	if scope := c.scope.scope(); scope != nil {
-		wrapped, events, err := newScoped(plugin, scope)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		plugin = wrapped
-		opts = append(opts, stub.WithScope(scope), stub.WithSubscription(events))
+		opts = append(opts, stub.WithScope(scope))
 	}
 	s, err = stub.New(plugin, append(opts, extra...)...)
+	if errors.Is(err, stub.ErrNoIndex) {
+		return &UsageError{Err: fmt.Errorf("%s: -idx is required: give the plugin's two-digit index (such as -idx 10), or name the executable IDX-NAME (such as 10-%s)", name, c.name)}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -247,11 +281,25 @@ func ExitCode(err error, stderr io.Writer) int {
 // a runtime launched the plugin: containerd and CRI-O do not capture a
 // plugin's output, so the time must be in the line itself.
 func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
+	return NewFormatLogger(w, level, "text")
+}
+
+// NewFormatLogger is [NewLogger] with a format: "text" (key=value) or
+// "json" (one JSON object a line, slog's JSON handler, with the time in
+// "time" in RFC 3339 with milliseconds and zone).
+func NewFormatLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("invalid log level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("invalid log format %q: want text or json", format)
 }
 
 // OpenLogFile opens path for appending log lines, creating it with
@@ -262,4 +310,19 @@ func OpenLogFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("opening the log file: %w", err)
 	}
 	return f, nil
+}
+
+// readConfig reads and checks the -config file.
+func readConfig(spec Spec, path string) (string, error) {
+	if spec.Config == nil {
+		return "", &UsageError{Err: fmt.Errorf("%s: -config %s: the plugin takes no configuration", spec.Name, path)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: -config: %w", spec.Name, err)
+	}
+	if err := spec.Config(string(data)); err != nil {
+		return "", fmt.Errorf("%s: -config %s: %w", spec.Name, path, err)
+	}
+	return string(data), nil
 }

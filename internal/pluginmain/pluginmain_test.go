@@ -3,6 +3,7 @@ package pluginmain
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -66,7 +67,7 @@ func TestMainUsage(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) || ExitCode(err, &stderr) != 0 {
 		t.Errorf("-help: %v", err)
 	}
-	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level", "-log-file", "-reconnect", "-metrics-addr"} {
+	for _, want := range []string{"test: a test plugin", "-own", "-pod-selector", "-idx", "-log-level", "-log-format", "-log-file", "-reconnect", "-metrics-addr"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr.String())
 		}
@@ -350,4 +351,177 @@ func freeLoopbackAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestLogFormat checks -log-format: json writes one JSON object a line,
+// each with a time, and a bad value is a usage error naming the flag.
+func TestLogFormat(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	logFile := filepath.Join(t.TempDir(), "plugin.log")
+	done := runMain(ctx, dialing(rt), "-idx", "10", "-log-format", "json", "-log-file", logFile)
+	registered(t, ctx, rt)
+	cancel()
+	if err := result(t, done); err != nil {
+		t.Fatalf("Main = %v", err)
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) < 2 {
+		t.Errorf("log has %d lines:\n%s", len(lines), b)
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Errorf("not a JSON line: %q: %v", l, err)
+			continue
+		}
+		ts, _ := rec["time"].(string)
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+			t.Errorf("line without a time: %q", l)
+		}
+		if rec["level"] == nil || rec["msg"] == nil {
+			t.Errorf("line without level or message: %q", l)
+		}
+	}
+
+	var built bool
+	var stderr bytes.Buffer
+	err = Main(context.Background(), spec(&built), []string{"-log-format", "yaml"}, &stderr)
+	var usage *UsageError
+	if !errors.As(err, &usage) || ExitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "-log-format") ||
+		!strings.Contains(stderr.String(), "-log-format") || built {
+		t.Errorf("bad format: error %v, output %q", err, stderr.String())
+	}
+}
+
+// TestScope checks that a plugin's scope flags reach the stub, which
+// enforces them on a runtime that does not evaluate scopes.
+func TestScope(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := runMain(ctx, dialing(rt), "-idx", "10", "-namespace", "ml-*")
+	p := registered(t, ctx, rt)
+	if got := p.ConfigureResponse().GetScope().GetNamespaces(); len(got) != 1 || got[0] != "ml-*" {
+		t.Errorf("scope sent: %v", p.ConfigureResponse().GetScope())
+	}
+	for ns, want := range map[string]int{"ml-team": 1, "default": 0} {
+		rsp, err := p.CreateContainer(ctx, &api.PodSandbox{Id: ns, Namespace: ns}, &api.Container{Id: "c-" + ns, PodSandboxId: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(rsp.GetAdjust().GetEnv()); got != want {
+			t.Errorf("namespace %s: %d variables added, want %d", ns, got, want)
+		}
+	}
+	cancel()
+	if err := result(t, done); err != nil {
+		t.Errorf("Main = %v", err)
+	}
+}
+
+// TestMissingIndex: a plugin started by hand without -idx (the test
+// binary's name gives no index) is told about the flag, not about the
+// stub's option, and exits 2.
+func TestMissingIndex(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	t.Setenv(api.PluginIdxEnvVar, "")
+	spec := Spec{Name: "test", Setup: func(*flag.FlagSet) NewFunc {
+		return func(*slog.Logger) (any, []stub.Option, error) { return envPlugin{}, nil, nil }
+	}}
+	var stderr bytes.Buffer
+	err := Main(context.Background(), spec, []string{"-socket", filepath.Join(t.TempDir(), "none.sock")}, &stderr)
+	var usage *UsageError
+	if !errors.As(err, &usage) || ExitCode(err, &stderr) != 2 {
+		t.Fatalf("error %v (exit %d), want a usage error", err, ExitCode(err, &stderr))
+	}
+	if msg := err.Error(); !strings.Contains(msg, "-idx is required") || strings.Contains(msg, "WithPluginIdx") {
+		t.Errorf("error %q does not name the -idx flag (or names the Go option)", msg)
+	}
+}
+
+// configPlugin records the configuration Configure gets.
+type configPlugin struct{ got chan string }
+
+func (p configPlugin) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
+	p.got <- config
+	return 0, nil
+}
+
+func (configPlugin) StopContainer(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+// TestConfigFile: -config FILE is checked before the plugin connects and
+// reaches its Configure handler when the runtime sends no configuration.
+func TestConfigFile(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	rt := stubtest.NewRuntime(t)
+	got := make(chan string, 1)
+	spec := Spec{Name: "test", Setup: func(*flag.FlagSet) NewFunc {
+		return func(*slog.Logger) (any, []stub.Option, error) {
+			return configPlugin{got: got}, []stub.Option{stub.WithDialer(rt.Dial)}, nil
+		}
+	}, Config: func(config string) error {
+		if strings.Contains(config, "bad") {
+			return errors.New("line 1: unknown key \"bad\" in config")
+		}
+		return nil
+	}}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, []byte("events: all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("bad: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, tc := range map[string]struct {
+		spec  Spec
+		args  []string
+		want  string
+		usage bool
+	}{
+		"refused file": {spec, []string{"-idx", "10", "-config", bad}, `-config ` + bad + `: line 1: unknown key "bad"`, false},
+		"missing file": {spec, []string{"-idx", "10", "-config", filepath.Join(dir, "none")}, "-config: open", false},
+		"no config":    {Spec{Name: "test", Setup: spec.Setup}, []string{"-idx", "10", "-config", good}, "takes no configuration", true},
+	} {
+		var stderr bytes.Buffer
+		err := Main(context.Background(), tc.spec, tc.args, &stderr)
+		var usage *UsageError
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &usage) != tc.usage {
+			t.Errorf("%s: error %v, want %q (usage error: %v)", name, err, tc.want, tc.usage)
+		}
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("a refused configuration reached Configure: %q", c)
+	default:
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := runMain(ctx, spec, "-idx", "10", "-config", good)
+	registered(t, ctx, rt)
+	select {
+	case c := <-got:
+		if c != "events: all\n" {
+			t.Errorf("Configure got %q, want the file's content", c)
+		}
+	case <-ctx.Done():
+		t.Fatal("Configure was not called")
+	}
+	cancel()
+	if err := result(t, done); err != nil {
+		t.Errorf("Main: %v", err)
+	}
 }

@@ -32,7 +32,7 @@ func (s *scopeFlags) register(fs *flag.FlagSet, def *api.PluginScope) {
 	fs.Func("runtime-handler", "scope: runtime handler (repeatable)", mark(s.handlers.Set))
 	fs.Func("container", "scope: container name glob (repeatable)", mark(s.containers.Set))
 	fs.Func("image", "scope: image glob (repeatable)", mark(s.images.Set))
-	fs.Func("cel", "scope: CEL expression over pod and container", mark(str(&s.cel)))
+	fs.Func("cel", "scope: CEL expression over pod and container (evaluated by nrikit's runtime; on others the plugin needs CEL support)", mark(str(&s.cel)))
 	fs.BoolFunc("all", "scope: all pods and containers, replacing the plugin's default scope", func(string) error {
 		s.set, s.all = true, true
 		return nil

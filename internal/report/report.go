@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	rspec "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/nrikit/nrikit/ocispec"
 )
 
 // Report is the result of one scenario run. Its JSON form is the
@@ -148,19 +150,7 @@ type Container struct {
 	// the spec it was proposed with).
 	Spec *rspec.Spec `json:"spec"`
 	// Diff are the changes from the proposed to the final spec.
-	Diff []SpecChange `json:"diff"`
-}
-
-// SpecChange is one difference between a container's proposed and final
-// spec.
-type SpecChange struct {
-	// Path names the field ("process.env[FOO]").
-	Path string `json:"path"`
-	// Kind is "added", "removed" or "modified".
-	Kind string `json:"kind"`
-	// Old and New are the values before and after.
-	Old string `json:"old"`
-	New string `json:"new"`
+	Diff []ocispec.Change `json:"diff"`
 }
 
 // WriteJSON writes r as one indented JSON document.

@@ -8,63 +8,8 @@ import (
 
 	rspec "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/ocispec"
 )
-
-func TestFields(t *testing.T) {
-	adj := &api.ContainerAdjustment{}
-	adj.AddEnv("FOO", "bar")
-	adj.RemoveEnv("OLD")
-	adj.AddMount(&api.Mount{Destination: "/data", Source: "/srv", Type: "bind", Options: []string{"rbind", "ro"}})
-	adj.AddDevice(&api.LinuxDevice{Path: "/dev/x", Type: "c", Major: 1, Minor: 3, FileMode: &api.OptionalFileMode{Value: 0o666}})
-	adj.AddCDIDevice(&api.CDIDevice{Name: "vendor.com/gpu=0"})
-	adj.AddRlimit("RLIMIT_NOFILE", 10, 5)
-	adj.AddAnnotation("a", "b")
-	adj.AddHooks(&api.Hooks{Prestart: []*api.Hook{{Path: "/bin/hook", Args: []string{"hook", "x"}}}})
-	adj.SetLinuxMemoryLimit(1024)
-	adj.SetLinuxCPUSetCPUs("0-1")
-	adj.SetArgs([]string{"sh", "-c"})
-	want := map[string]string{
-		"env[FOO]":                      "bar",
-		"env[-OLD]":                     "",
-		"mounts[/data]":                 "type=bind source=/srv options=[rbind ro]",
-		"linux.devices[/dev/x]":         "type=c major=1 minor=3 file_mode=0666",
-		"CDI_devices[vendor.com/gpu=0]": present,
-		"rlimits[RLIMIT_NOFILE]":        "hard=10 soft=5",
-		"annotations[a]":                "b",
-		"hooks.prestart[0]":             "path=/bin/hook args=[hook x]",
-		"linux.resources.memory.limit":  "1024",
-		"linux.resources.cpu.cpus":      "0-1",
-		"args[0]":                       "sh",
-		"args[1]":                       "-c",
-	}
-	got := Fields(adj)
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %q, want %q", k, got[k], v)
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected field %s = %q", k, got[k])
-		}
-	}
-	if paths := SortedPaths(got); len(paths) != len(got) || paths[0] != "CDI_devices[vendor.com/gpu=0]" {
-		t.Errorf("SortedPaths = %v", paths)
-	}
-	if len(Fields(nil)) != 0 || len(Fields(&api.ContainerAdjustment{})) != 0 {
-		t.Error("empty messages have fields")
-	}
-	// Enums by name, device cgroup rules (no key) by index.
-	res := Fields(&api.LinuxResources{Devices: []*api.LinuxDeviceCgroup{{Allow: true, Access: "rw"}}})
-	if res["devices[0]"] != "allow=true access=rw" {
-		t.Errorf("cgroup rule: %v", res)
-	}
-	prio := Fields(&api.LinuxIOPriority{Class: api.IOPrioClass_IOPRIO_CLASS_BE})
-	if prio["class"] != "IOPRIO_CLASS_BE" {
-		t.Errorf("enum: %v", prio)
-	}
-}
 
 func sample() *Report {
 	return &Report{
@@ -77,7 +22,7 @@ func sample() *Report {
 		},
 		Containers: []Container{
 			{Pod: "p", Namespace: "ns", Name: "c", State: "running", Env: []string{"A=1"}, Spec: &rspec.Spec{Version: "1.2.0"},
-				Diff: []SpecChange{{Path: "process.env[A]", Kind: "added", New: "1"}}},
+				Diff: []ocispec.Change{{Path: "process.env[A]", Kind: ocispec.Added, New: "1"}}},
 			{Pod: "p", Namespace: "ns", Name: "d", State: "failed", Error: "rejected"},
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nrikit/nrikit/ocispec"
 )
 
 // TextOptions controls the text rendering.
@@ -181,14 +183,14 @@ func (r *Report) writeContainers(t *textWriter, p palette) {
 			t.printf("      %s\n", p.paint(p.dim, "(unchanged)"))
 		}
 		for _, d := range c.Diff {
+			color := p.yellow
 			switch d.Kind {
-			case "added":
-				t.printf("      %s\n", p.paint(p.green, "+ "+d.Path+": "+d.New))
-			case "removed":
-				t.printf("      %s\n", p.paint(p.red, "- "+d.Path+": "+d.Old))
-			default:
-				t.printf("      %s\n", p.paint(p.yellow, "~ "+d.Path+": "+d.Old+" -> "+d.New))
+			case ocispec.Added:
+				color = p.green
+			case ocispec.Removed:
+				color = p.red
 			}
+			t.printf("      %s\n", p.paint(color, d.String()))
 		}
 	}
 	t.printf("\n")
@@ -204,8 +206,26 @@ func (r *Report) writeResult(t *textWriter, p palette) {
 			p.paint(p.green, "OK"), steps, len(r.Events), len(r.Plugins), r.DurationMs)
 		return
 	}
-	t.printf("%s %d of %d steps did not go as expected:\n", p.paint(p.red, "FAILED"), len(r.Failures), steps)
+	// A plugin that did not register is a failure of the run, not of a step.
+	if stepFailures := len(r.Failures) - len(r.RegistrationErrors); stepFailures > 0 {
+		t.printf("%s %d of %d steps did not go as expected", p.paint(p.red, "FAILED"), stepFailures, steps)
+		if n := len(r.RegistrationErrors); n > 0 {
+			t.printf(", and %d %s did not register", n, plural(n, "plugin", "plugins"))
+		}
+		t.printf(":\n")
+	} else {
+		n := len(r.RegistrationErrors)
+		t.printf("%s %d %s did not register (%d steps played without):\n", p.paint(p.red, "FAILED"), n, plural(n, "plugin", "plugins"), steps)
+	}
 	for _, f := range r.Failures {
 		t.printf("  %s\n", f)
 	}
+}
+
+// plural returns one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

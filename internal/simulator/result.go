@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -33,13 +34,19 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 			}
 		}
 	}
+	// A plugin that did not register fails the run as a step does: the
+	// steps went without it, and the summary must say so.
+	regErrs := s.registrationErrors()
+	for _, e := range regErrs {
+		failures = append(failures, fmt.Sprintf("plugin %s did not register: %s", e.Plugin, e.Reason))
+	}
 	r := &report.Report{
 		Scenario:           s.sc.Name,
 		Runtime:            s.cfg.runtimeName + " " + s.cfg.runtimeVersion,
 		OK:                 len(failures) == 0,
 		Failures:           failures,
 		Events:             events,
-		RegistrationErrors: s.registrationErrors(),
+		RegistrationErrors: regErrs,
 		DurationMs:         ms(took),
 	}
 	for _, p := range infos {
@@ -65,9 +72,7 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 			if c.spec.Process != nil {
 				rc.Env = slices.Clone(c.spec.Process.Env)
 			}
-			for _, ch := range ocispec.Diff(c.proposed, c.spec) {
-				rc.Diff = append(rc.Diff, report.SpecChange{Path: ch.Path, Kind: ch.Kind.String(), Old: ch.Old, New: ch.New})
-			}
+			rc.Diff = ocispec.Diff(c.proposed, c.spec)
 		}
 		r.Containers = append(r.Containers, rc)
 	}

@@ -134,7 +134,7 @@ func TestPlay(t *testing.T) {
 	}
 	diff := map[string]string{}
 	for _, d := range a.Diff {
-		diff[d.Path] = d.Kind
+		diff[d.Path] = d.Kind.String()
 	}
 	if diff["process.env[HELPER_one]"] != "added" || diff["linux.resources.cpu.shares"] != "modified" {
 		t.Errorf("diff %v", a.Diff)

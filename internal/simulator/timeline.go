@@ -2,6 +2,8 @@ package simulator
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/ocispec"
 )
 
 // timeline records the events the simulator delivers and, through the
@@ -142,9 +145,9 @@ func (t *timeline) changes(plugin, self string, rsp proto.Message) []report.Chan
 // fieldChanges lists the set fields of m as changes by plugin; a key with
 // a removal marker ("env[-FOO]") is a removal.
 func fieldChanges(plugin, container, prefix string, m proto.Message) []report.Change {
-	fields := report.Fields(m)
+	fields := ocispec.Fields(m)
 	var out []report.Change
-	for _, path := range report.SortedPaths(fields) {
+	for _, path := range slices.Sorted(maps.Keys(fields)) {
 		c := report.Change{Plugin: plugin, Container: container, Field: prefix + path, Value: fields[path]}
 		if i := strings.Index(c.Field, "[-"); i >= 0 {
 			c.Field = c.Field[:i+1] + c.Field[i+2:]

@@ -1,13 +1,3 @@
-// Package socketpair creates and wraps the AF_UNIX stream socket pairs that
-// an NRI runtime uses to talk to the plugins it launches itself.
-//
-// The runtime creates a Pair, passes PeerFile to the plugin process through
-// exec.Cmd.ExtraFiles (ExtraFiles[0] becomes fd 3 in the child), sets
-// EnvPluginSocket to that fd number in the child's environment, and closes
-// its copy of the peer end with ClosePeer once the child has started. The
-// plugin wraps the inherited descriptor with FileConn.
-//
-// The package is Linux-only.
 package socketpair
 
 import (
@@ -17,17 +7,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-)
-
-// Environment variables set by an NRI runtime for a plugin it launches.
-const (
-	// EnvPluginName holds the plugin's name.
-	EnvPluginName = "NRI_PLUGIN_NAME"
-	// EnvPluginIdx holds the plugin's index, which orders plugins.
-	EnvPluginIdx = "NRI_PLUGIN_IDX"
-	// EnvPluginSocket holds the number of the inherited file descriptor
-	// of the plugin's end of the socket pair, for example "3".
-	EnvPluginSocket = "NRI_PLUGIN_SOCKET"
 )
 
 // Pair is a connected pair of AF_UNIX SOCK_STREAM sockets: a local end for

@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/ttrpc"
 	nriapi "github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 	"google.golang.org/protobuf/proto"
 )
@@ -275,15 +276,16 @@ func benchFloor(b *testing.B, withMux bool) (s sample, clientCPU, serverCPU time
 	if withMux {
 		args = append(args, "-mux")
 	}
-	cmd := exec.Command(bins.nrikitPlugin, args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	proc, _, err := pluginproc.Start(pluginproc.Spec{Path: bins.nrikitPlugin, Args: args, External: true,
+		Lines: func(stream string, line []byte) {
+			if stream == "stderr" {
+				fmt.Fprintf(os.Stderr, "%s\n", line)
+			}
+		}})
+	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	defer proc.Kill()
 	var conn net.Conn
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -313,9 +315,9 @@ func benchFloor(b *testing.B, withMux bool) (s sample, clientCPU, serverCPU time
 	tmpl := workload.CreateRequest(0)
 	var reqs []*nriapi.CreateContainerRequest
 	self0 := workload.SelfCPUTime()
-	child0, _ := workload.CPUTime(cmd.Process.Pid)
+	child0, _ := workload.CPUTime(proc.Pid())
 	defer func() {
-		child1, _ := workload.CPUTime(cmd.Process.Pid)
+		child1, _ := workload.CPUTime(proc.Pid())
 		clientCPU = (workload.SelfCPUTime() - self0) / time.Duration(b.N)
 		serverCPU = (child1 - child0) / time.Duration(b.N)
 	}()

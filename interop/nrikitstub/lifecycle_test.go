@@ -15,9 +15,11 @@ import (
 
 // TestLifecycle runs a nrikit-stub plugin implementing every event, with
 // no subscription of its own, against upstream's runtime: pre-installed,
-// external, and external with nrikit's extensions (a scope matching no
-// pod, its own request timeout, opting out of the pod and the container),
-// which upstream ignores. The stub must infer from the NRI version in
+// external, and external with nrikit's extensions (a scope matching the
+// fixture's pods, its own request timeout, opting out of the pod and the
+// container): upstream ignores them, and the stub, seeing that upstream
+// does not filter, evaluates the scope itself and lets the in-scope
+// events through. The stub must infer from the NRI version in
 // Configure (or, failing that, the runtime's name and version) that upstream delivers every event and subscribe to all of
 // them (see runtimeName); the plugin must see every event with the right data, and
 // upstream's results must be what the plugin answered.
@@ -29,7 +31,7 @@ func TestLifecycle(t *testing.T) {
 	}{
 		{name: "pre-installed"},
 		{name: "external", external: true},
-		{name: "extensions", external: true, args: []string{"-scope", "no-such-namespace-*", "-request-timeout", "7s", "-opt-out"}},
+		{name: "extensions", external: true, args: []string{"-scope", fixture.PodNS, "-request-timeout", "7s", "-opt-out"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

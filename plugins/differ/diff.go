@@ -3,20 +3,18 @@ package differ
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/ocispec"
 )
 
 // Change is one field that differs between two views of a container.
 type Change struct {
-	// Path names the field, such as "env[FOO]", "mounts[/data]",
-	// "linux.resources.memory.limit" (see report.Fields).
-	Path string
-	// Old and New are the values ("" when absent).
-	Old, New string
+	// Change is the field's path, such as "env[FOO]", "mounts[/data]",
+	// "linux.resources.memory.limit" (see ocispec.Fields), the kind of
+	// change, and the values ("" when absent).
+	ocispec.Change
 	// Runtime, if not empty, says why the differ takes the change for the
 	// runtime's own doing rather than a plugin's (see [Runtime]).
 	Runtime string
@@ -66,28 +64,17 @@ func unset(path, value string) bool {
 // ignored, and so are fields that are absent in one view and empty or
 // zero in the other (see unset).
 func Diff(before, after *api.Container) []Change {
-	return diffFields(report.Fields(before), report.Fields(after))
+	return diffFields(ocispec.Fields(before), ocispec.Fields(after))
 }
 
-// diffFields compares two flattened views (report.Fields).
+// diffFields compares two flattened views (ocispec.Fields).
 func diffFields(a, b map[string]string) []Change {
 	var out []Change
-	add := func(k string) {
-		v, w := a[k], b[k]
-		if lifecycle(k) || v == w || (unset(k, v) && unset(k, w)) {
-			return
-		}
-		out = append(out, Change{Path: k, Old: v, New: w})
-	}
-	for k := range a {
-		add(k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			add(k)
+	for _, c := range ocispec.DiffFields(a, b) {
+		if !lifecycle(c.Path) && c.Old != c.New && !(unset(c.Path, c.Old) && unset(c.Path, c.New)) {
+			out = append(out, Change{Change: c})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
 
@@ -99,8 +86,8 @@ const resources = "linux.resources."
 // keeps the default device rule "deny all", linux.resources.devices[0])
 // or asks for as zero (CRI's "unset"), so those are no change.
 func updateBase(current *api.Container, requested *api.LinuxResources) map[string]string {
-	base := report.Fields(current)
-	asked := report.Fields(&api.Container{Linux: &api.LinuxContainer{Resources: requested}})
+	base := ocispec.Fields(current)
+	asked := ocispec.Fields(&api.Container{Linux: &api.LinuxContainer{Resources: requested}})
 	for k, v := range asked {
 		if !unset(k, v) {
 			base[k] = v

@@ -27,11 +27,13 @@ package differ
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/report"
+	"github.com/nrikit/nrikit/internal/yamldoc"
+	"github.com/nrikit/nrikit/ocispec"
 )
 
 // Name is the plugin's default name.
@@ -63,7 +65,10 @@ func ctrName(pod *api.PodSandbox, c *api.Container) string {
 
 // Configure notes the runtime, which decides whose changes the differ
 // sees, and logs what that means.
-func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.EventMask, error) {
+func (p *Plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
+	if _, err := ParseConfig(config); err != nil {
+		return 0, err
+	}
 	rt := RuntimeNamed(runtime)
 	p.mu.Lock()
 	p.runtime = rt
@@ -88,8 +93,8 @@ func (p *Plugin) PostCreateContainer(_ context.Context, pod *api.PodSandbox, c *
 	rt := p.runtime
 	p.mu.Unlock()
 	if ok {
-		after := report.Fields(c)
-		changes := diffFields(report.Fields(before), after)
+		after := ocispec.Fields(c)
+		changes := diffFields(ocispec.Fields(before), after)
 		rt.markRuntime(changes, after)
 		p.emit(rt, "PostCreateContainer", ctrName(pod, c), changes)
 	}
@@ -115,7 +120,7 @@ func (p *Plugin) PostUpdateContainer(_ context.Context, pod *api.PodSandbox, c *
 	rt := p.runtime
 	p.mu.Unlock()
 	if ok {
-		after := resourcesOnly(report.Fields(c))
+		after := resourcesOnly(ocispec.Fields(c))
 		changes := diffFields(before, after)
 		rt.markRuntime(changes, after)
 		p.emit(rt, "PostUpdateContainer", ctrName(pod, c), changes)
@@ -159,4 +164,19 @@ func (p *Plugin) emit(rt Runtime, event, container string, changes []Change) {
 	if p.report != nil {
 		p.report(event, container, changes)
 	}
+}
+
+// Config is the plugin's configuration: it takes none, so any key is an
+// error (ParseConfig).
+type Config struct{}
+
+// ParseConfig checks a configuration (the runtime's, or the file of
+// -config): this plugin takes none, so anything but an empty document or
+// comments is refused, naming the key.
+func ParseConfig(config string) (Config, error) {
+	var c Config
+	if err := yamldoc.Decode([]byte(config), &c); err != nil {
+		return Config{}, fmt.Errorf("invalid differ configuration: %w", err)
+	}
+	return c, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/ocispec"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
@@ -21,10 +22,10 @@ func TestDiff(t *testing.T) {
 		Linux: &api.LinuxContainer{Devices: []*api.LinuxDevice{{Path: "/dev/x", Type: "c"}}}}
 	got := Diff(before, after)
 	want := []Change{
-		{Path: "env[B]", Old: "2", New: "3"},
-		{Path: "env[C]", New: "4"},
-		{Path: "linux.devices[/dev/x]", New: "type=c"},
-		{Path: "mounts[/d]", Old: "source=/s"},
+		change("env[B]", ocispec.Modified, "2", "3"),
+		change("env[C]", ocispec.Added, "", "4"),
+		change("linux.devices[/dev/x]", ocispec.Added, "", "type=c"),
+		change("mounts[/d]", ocispec.Removed, "source=/s", ""),
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Diff = %v, want %v", got, want)
@@ -75,12 +76,17 @@ func TestReportsChanges(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if c := reported["PostCreateContainer ns/web/nginx"]; len(c) != 1 || c[0] != (Change{Path: "env[INJECTED]", New: "yes"}) {
+	if c := reported["PostCreateContainer ns/web/nginx"]; len(c) != 1 || c[0] != change("env[INJECTED]", ocispec.Added, "", "yes") {
 		t.Errorf("creation: %v", c)
 	}
-	if c := reported["PostUpdateContainer ns/web/nginx"]; len(c) != 1 || c[0] != (Change{Path: "linux.resources.memory.limit", Old: "100", New: "200"}) {
+	if c := reported["PostUpdateContainer ns/web/nginx"]; len(c) != 1 || c[0] != change("linux.resources.memory.limit", ocispec.Modified, "100", "200") {
 		t.Errorf("update: %v", c)
 	}
+}
+
+// change returns the differ's Change of path.
+func change(path string, kind ocispec.ChangeKind, old, new string) Change {
+	return Change{Change: ocispec.Change{Path: path, Kind: kind, Old: old, New: new}}
 }
 
 func i64(v int64) *api.OptionalInt64   { return &api.OptionalInt64{Value: v} }
@@ -180,7 +186,8 @@ func TestContainerdNormalisation(t *testing.T) {
 	if c := reported["PostCreateContainer"]; len(c) != 0 {
 		t.Errorf("creation: %q, want no changes", paths(c))
 	}
-	want := Change{Path: "linux.resources.memory.swap", New: "268435456", Runtime: "containerd sets the swap limit to the memory limit when none is asked for"}
+	want := change("linux.resources.memory.swap", ocispec.Added, "", "268435456")
+	want.Runtime = "containerd sets the swap limit to the memory limit when none is asked for"
 	if c := reported["PostUpdateContainer"]; len(c) != 1 || c[0] != want {
 		t.Errorf("update: %q, want only %q", paths(c), want)
 	}

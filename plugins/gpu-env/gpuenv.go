@@ -35,9 +35,8 @@ import (
 	"strings"
 	"sync"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/yamldoc"
 )
 
 const (
@@ -71,14 +70,12 @@ func ParseConfig(config string) (Config, error) {
 	if strings.TrimSpace(config) == "" {
 		return c, nil
 	}
-	dec := yaml.NewDecoder(strings.NewReader(config))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	if err := yamldoc.Decode([]byte(config), &c); err != nil {
 		return Config{}, fmt.Errorf("invalid gpu-env configuration: %w", err)
 	}
 	for k := range c.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return Config{}, fmt.Errorf("invalid gpu-env configuration: bad variable name %q", k)
+			return Config{}, fmt.Errorf("invalid gpu-env configuration: env: bad variable name %q", k)
 		}
 	}
 	return c, nil

@@ -100,7 +100,9 @@ func TestScope(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rsp, err := p.CreateContainer(ctx, &api.PodSandbox{Id: "p"}, &api.Container{Id: "c", Name: "c"})
+	// A pod in scope: stubtest's runtime does not evaluate scopes, so the
+	// stub does.
+	rsp, err := p.CreateContainer(ctx, &api.PodSandbox{Id: "p", Labels: map[string]string{"accel": "gpu"}}, &api.Container{Id: "c", Name: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

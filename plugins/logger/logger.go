@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/yamldoc"
 )
 
 // Name is the plugin's default name.
@@ -78,9 +79,7 @@ func ParseConfig(config string) (Config, error) {
 	if strings.TrimSpace(config) == "" {
 		return c, nil
 	}
-	dec := yaml.NewDecoder(strings.NewReader(config))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	if err := yamldoc.Decode([]byte(config), &c); err != nil {
 		return Config{}, fmt.Errorf("invalid logger configuration: %w", err)
 	}
 	return c, nil

@@ -27,6 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/yamldoc"
 )
 
 const (
@@ -113,4 +114,25 @@ func Limits(pod *api.PodSandbox, container string) ([]Limit, error) {
 		limits[i].Type = t
 	}
 	return limits, nil
+}
+
+// Config is the plugin's configuration: it takes none, so any key is an
+// error (ParseConfig).
+type Config struct{}
+
+// ParseConfig checks a configuration (the runtime's, or the file of
+// -config): this plugin takes none, so anything but an empty document or
+// comments is refused, naming the key.
+func ParseConfig(config string) (Config, error) {
+	var c Config
+	if err := yamldoc.Decode([]byte(config), &c); err != nil {
+		return Config{}, fmt.Errorf("invalid ulimit-adjuster configuration: %w", err)
+	}
+	return c, nil
+}
+
+// Configure refuses a configuration: the plugin takes none (ParseConfig).
+func (p *Plugin) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
+	_, err := ParseConfig(config)
+	return 0, err
 }

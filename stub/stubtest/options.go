@@ -96,7 +96,11 @@ func WithNRIVersion(v string) Option {
 
 // WithSupportedEvents makes the runtime advertise mask in Configure
 // (supported_events) and accept only those events. By default nothing is
-// advertised and every event is accepted.
+// advertised and every event is accepted. Advertising its events is how a
+// nrikit runtime tells a stub that it evaluates scopes, so a stub with
+// stub.WithScope then leaves the filtering to this runtime, which does
+// not filter: the plugin sees every event sent. Without it, the stub
+// enforces the scope itself.
 func WithSupportedEvents(mask api.EventMask) Option {
 	return func(c *config) error {
 		if mask == 0 || mask.Unknown() != 0 {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/ttrpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -29,8 +28,8 @@ const rejectGrace = 100 * time.Millisecond
 // Plugin is the runtime's side of one plugin connection.
 type Plugin struct {
 	r      *Runtime
+	sess   *nriconn.Session
 	mux    *mux.Mux
-	client *ttrpc.Client
 	plugin api.PluginService
 	cancel context.CancelFunc
 
@@ -38,7 +37,6 @@ type Plugin struct {
 	registering chan struct{}
 	registered  chan struct{}
 	done        chan struct{}
-	clientDone  chan struct{} // closed when the ttrpc client has closed
 	regReqOnce  sync.Once
 	regOnce     sync.Once
 	closeOnce   sync.Once
@@ -55,40 +53,39 @@ type Plugin struct {
 	err       error
 }
 
-// newPlugin sets up the runtime side of conn. Called with r.mu held.
+// newPlugin sets up the runtime side of conn (an nriconn.Session).
+// Called with r.mu held.
 func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
-	// A plugin that stops reading fails the runtime's writes, instead of
-	// blocking them (and the test) for ever.
-	muxOpts := []mux.Option{mux.WithWriteTimeout(r.cfg.writeTimeout())}
-	lay, err := nriconn.New(conn, nriconn.RuntimeRole, muxOpts)
-	if err != nil {
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
-	m, pc, l, srv := lay.Mux, lay.ClientConn, lay.Listener, lay.Server
 	p := &Plugin{
 		r:           r,
-		mux:         m,
 		updates:     make(chan *api.UpdateContainersRequest, 64),
 		registering: make(chan struct{}),
 		registered:  make(chan struct{}),
 		done:        make(chan struct{}),
-		clientDone:  make(chan struct{}),
 	}
-	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() { close(p.clientDone) }))
-	p.plugin = api.NewPluginClient(p.client)
-	api.RegisterRuntimeService(srv, (*runtimeService)(p))
-
 	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	r.wg.Add(2)
+	// A plugin that stops reading fails the runtime's writes, instead of
+	// blocking them (and the test) for ever.
+	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
+		WriteTimeout: r.cfg.writeTimeout(),
+		Init:         func(s *nriconn.Session) { p.mux = s.Mux },
+		Register: func(s *nriconn.Session) {
+			p.plugin = api.NewPluginClient(s.Client)
+			api.RegisterRuntimeService(s.Server, (*runtimeService)(p))
+		},
+		Listener: func(l net.Listener) net.Listener { return &answerListener{Listener: l, p: p} },
+		Context:  ctx,
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("stubtest: %w", err)
+	}
+	p.sess, p.cancel = sess, cancel
+	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		srv.Serve(ctx, &answerListener{Listener: l, p: p})
-	}()
-	go func() {
-		defer r.wg.Done()
-		<-m.Done()
-		p.finish(fmt.Errorf("connection closed: %w", m.Err()))
+		<-sess.Done()
+		p.finish(fmt.Errorf("connection closed: %w", sess.Err()))
 		p.Close()
 	}()
 	return p, nil
@@ -174,12 +171,8 @@ func (p *Plugin) fail(err error) {
 // Close drops the connection, as a crashing runtime would.
 func (p *Plugin) Close() {
 	p.closeOnce.Do(func() {
-		// Closing the trunk first lets ttrpc's client and server read
-		// EOF and end as they do when the peer goes away; closing them
-		// first makes them log messages under way as errors.
-		p.mux.Close()
-		<-p.clientDone
-		p.client.Close()
+		// The session closes the trunk first (see nriconn.Session.Close).
+		p.sess.Close()
 		p.cancel()
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
@@ -119,26 +118,6 @@ func (r *Runtime) connect(queue bool) (*os.File, *Plugin, error) {
 		return nil, nil, err
 	}
 	return dup, p, nil
-}
-
-// dupFile duplicates f's descriptor, close-on-exec.
-func dupFile(f *os.File) (*os.File, error) {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
-	var (
-		fd   int
-		derr error
-	)
-	if err := sc.Control(func(raw uintptr) { fd, derr = syscall.Dup(int(raw)) }); err != nil {
-		return nil, fmt.Errorf("stubtest: %w", err)
-	}
-	if derr != nil {
-		return nil, fmt.Errorf("stubtest: dup: %w", derr)
-	}
-	syscall.CloseOnExec(fd)
-	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // Dial is a dialer for [stub.WithDialer]: it ignores the path and connects

@@ -2,20 +2,17 @@ package testbin
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/pluginproc"
 )
 
-// Proc is a plugin process a test started.
+// Proc is a plugin process a test started, supervised by pluginproc.
 type Proc struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error
+	p   *pluginproc.Process
+	out *syncBuffer
 }
 
 type syncBuffer struct {
@@ -35,27 +32,21 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Start runs bin with args. At the end of the test the process gets
+// Start runs bin with args, an external plugin (it connects to a
+// runtime's socket itself). At the end of the test the process gets
 // SIGTERM, then SIGKILL if it has not exited within 5s; its output is
 // logged if the test failed.
 func Start(t testing.TB, bin string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.Env = append(os.Environ(), NoRaceExitDelay)
-	if err := p.cmd.Start(); err != nil {
+	p := &Proc{out: &syncBuffer{}}
+	proc, _, err := pluginproc.Start(pluginproc.Spec{Path: bin, Args: args, External: true,
+		Env: []string{NoRaceExitDelay}, Output: p.out})
+	if err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p.p = proc
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		if !p.Wait(5 * time.Second) {
-			p.cmd.Process.Kill()
-			<-p.done
-		}
+		proc.Stop(0, 5*time.Second)
 		if t.Failed() {
 			t.Logf("output of %s:\n%s", bin, p.Output())
 		}
@@ -65,16 +56,15 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 
 // Wait waits up to d for the process to exit and reports whether it did.
 func (p *Proc) Wait(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(d):
+	if !p.p.WaitExit(d, nil) {
 		return false
 	}
+	<-p.p.Done() // its output is read (bounded by pluginproc's output grace)
+	return true
 }
 
 // Err is the result of the process's Wait; valid after Wait reported true.
-func (p *Proc) Err() error { return p.err }
+func (p *Proc) Err() error { return p.p.Err() }
 
 // Output returns what the process wrote to stdout and stderr so far.
 func (p *Proc) Output() string { return p.out.String() }

@@ -6,6 +6,10 @@ package main
 import (
 	"github.com/nrikit/nrikit/internal/pluginmain"
 	deviceinjector "github.com/nrikit/nrikit/plugins/device-injector"
+	"github.com/nrikit/nrikit/stub"
 )
 
-func main() { pluginmain.Command(deviceinjector.Main) }
+func main() {
+	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
+	pluginmain.Command(deviceinjector.Main)
+}

@@ -5,6 +5,10 @@ package main
 import (
 	"github.com/nrikit/nrikit/internal/pluginmain"
 	gpuenv "github.com/nrikit/nrikit/plugins/gpu-env"
+	"github.com/nrikit/nrikit/stub"
 )
 
-func main() { pluginmain.Command(gpuenv.Main) }
+func main() {
+	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
+	pluginmain.Command(gpuenv.Main)
+}

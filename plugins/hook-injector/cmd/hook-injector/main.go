@@ -6,6 +6,10 @@ package main
 import (
 	"github.com/nrikit/nrikit/internal/pluginmain"
 	hookinjector "github.com/nrikit/nrikit/plugins/hook-injector"
+	"github.com/nrikit/nrikit/stub"
 )
 
-func main() { pluginmain.Command(hookinjector.Main) }
+func main() {
+	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
+	pluginmain.Command(hookinjector.Main)
+}

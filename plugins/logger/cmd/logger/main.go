@@ -5,6 +5,10 @@ package main
 import (
 	"github.com/nrikit/nrikit/internal/pluginmain"
 	"github.com/nrikit/nrikit/plugins/logger"
+	"github.com/nrikit/nrikit/stub"
 )
 
-func main() { pluginmain.Command(logger.Main) }
+func main() {
+	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
+	pluginmain.Command(logger.Main)
+}

@@ -6,6 +6,10 @@ package main
 import (
 	"github.com/nrikit/nrikit/internal/pluginmain"
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
+	"github.com/nrikit/nrikit/stub"
 )
 
-func main() { pluginmain.Command(ulimitadjuster.Main) }
+func main() {
+	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
+	pluginmain.Command(ulimitadjuster.Main)
+}

@@ -1,10 +1,9 @@
-package filter
+package celscope
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -14,9 +13,11 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 )
 
 // celCriterion holds if the scope's CEL expression evaluates to true.
+// It implements filter.Matcher.
 type celCriterion struct {
 	expr string
 	// prg evaluates container events.
@@ -26,7 +27,7 @@ type celCriterion struct {
 	// unknownCtr marks container as unknown for podPrg.
 	unknownCtr []*interpreter.AttributePattern
 	logger     *slog.Logger
-	onError    func(*EvalError)
+	onError    func(*filter.EvalError)
 }
 
 // newCELEnv returns the environment expressions are checked in: the
@@ -45,8 +46,16 @@ func newCELEnv() (*cel.Env, error) {
 	)
 }
 
-// compileCEL parses, checks and plans expr.
-func compileCEL(expr string, cfg *config) (*celCriterion, error) {
+var _ filter.CELCompiler = Compile
+
+// Compile parses, checks and plans expr, a scope's CEL expression, under
+// cfg's cost limit; the result reports evaluation errors to cfg's
+// handler and logger. Compile is a [filter.CELCompiler]: pass it to
+// [filter.WithCEL].
+func Compile(expr string, cfg filter.CELConfig) (filter.Matcher, error) {
+	if cfg.CostLimit == 0 {
+		cfg.CostLimit = filter.DefaultCELCostLimit
+	}
 	env, err := newCELEnv()
 	if err != nil {
 		return nil, fmt.Errorf("creating CEL environment: %w", err)
@@ -65,19 +74,19 @@ func compileCEL(expr string, cfg *config) (*celCriterion, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimating cost of %q: %w", expr, err)
 	}
-	if est.Max > cfg.celCostLimit {
-		return nil, fmt.Errorf("expression %q: estimated worst-case cost %d exceeds the limit %d", expr, est.Max, cfg.celCostLimit)
+	if est.Max > cfg.CostLimit {
+		return nil, fmt.Errorf("expression %q: estimated worst-case cost %d exceeds the limit %d", expr, est.Max, cfg.CostLimit)
 	}
 	c := &celCriterion{
 		expr:       expr,
 		unknownCtr: []*interpreter.AttributePattern{cel.AttributePattern("container")},
-		logger:     cfg.logger,
-		onError:    cfg.onEvalError,
+		logger:     cfg.Logger,
+		onError:    cfg.OnEvalError,
 	}
-	if c.prg, err = env.Program(ast, cel.CostLimit(cfg.celCostLimit), cel.EvalOptions(cel.OptOptimize)); err != nil {
+	if c.prg, err = env.Program(ast, cel.CostLimit(cfg.CostLimit), cel.EvalOptions(cel.OptOptimize)); err != nil {
 		return nil, fmt.Errorf("planning %q: %w", expr, err)
 	}
-	if c.podPrg, err = env.Program(ast, cel.CostLimit(cfg.celCostLimit), cel.EvalOptions(cel.OptOptimize, cel.OptPartialEval)); err != nil {
+	if c.podPrg, err = env.Program(ast, cel.CostLimit(cfg.CostLimit), cel.EvalOptions(cel.OptOptimize, cel.OptPartialEval)); err != nil {
 		return nil, fmt.Errorf("planning %q for pod events: %w", expr, err)
 	}
 	return c, nil
@@ -94,15 +103,16 @@ func checkNoConstruction(a *cel.Ast) error {
 	return nil
 }
 
-// matchPod evaluates the expression with container unknown: the pod event
+// MatchPod evaluates the expression with container unknown: the pod event
 // matches unless the expression is false (or fails) whatever the container.
-func (c *celCriterion) matchPod(pod *api.PodSandbox) bool {
+func (c *celCriterion) MatchPod(pod *api.PodSandbox) bool {
 	act := &partialActivation{activation: activation{pod: podVal{pod}}, unknowns: c.unknownCtr}
 	out, _, err := c.podPrg.Eval(act)
 	return c.result(out, err, pod, nil)
 }
 
-func (c *celCriterion) matchContainer(pod *api.PodSandbox, ctr *api.Container) bool {
+// MatchContainer evaluates the expression for a container event.
+func (c *celCriterion) MatchContainer(pod *api.PodSandbox, ctr *api.Container) bool {
 	act := &activation{pod: podVal{pod}, ctr: ctrVal{ctr}, hasCtr: true}
 	out, _, err := c.prg.Eval(act)
 	return c.result(out, err, pod, ctr)
@@ -122,7 +132,7 @@ func (c *celCriterion) result(out ref.Val, err error, pod *api.PodSandbox, ctr *
 	if c.onError == nil && c.logger == nil {
 		return false
 	}
-	e := &EvalError{Expression: c.expr, PodID: pod.GetId(), ContainerID: ctr.GetId(), Err: err}
+	e := &filter.EvalError{Expression: c.expr, PodID: pod.GetId(), ContainerID: ctr.GetId(), Err: err}
 	if c.onError != nil {
 		c.onError(e)
 	}
@@ -140,8 +150,6 @@ func isCostLimitExceeded(err error) bool {
 	var ce interpreter.EvalCancelledError
 	return errors.As(err, &ce) && ce.Cause == interpreter.CostLimitExceeded
 }
-
-func (c *celCriterion) String() string { return "cel=" + strconv.Quote(c.expr) }
 
 // activation binds pod and, for container events, container.
 type activation struct {

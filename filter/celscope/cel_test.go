@@ -1,4 +1,4 @@
-package filter
+package celscope
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 )
 
 func TestCELSemantics(t *testing.T) {
@@ -70,8 +71,8 @@ func TestCELSemantics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
-			var errs []*EvalError
-			f := compile(t, &api.PluginScope{Cel: tc.expr}, WithEvalErrorHandler(func(e *EvalError) { errs = append(errs, e) }))
+			var errs []*filter.EvalError
+			f := compile(t, &api.PluginScope{Cel: tc.expr}, filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
 			checkCases(t, f, tc.cases)
 			for _, e := range errs {
 				t.Errorf("unexpected evaluation error: %v", e)
@@ -99,7 +100,7 @@ func TestCELCompileErrors(t *testing.T) {
 		{`dyn(true)`, []string{"has type dyn, must be bool"}},
 	}
 	for _, tc := range tests {
-		f, err := Compile(&api.PluginScope{Cel: tc.expr})
+		f, err := compileErr(&api.PluginScope{Cel: tc.expr})
 		if err == nil {
 			t.Errorf("Compile(%q) succeeded: %s", tc.expr, f)
 			continue
@@ -118,12 +119,12 @@ func TestCELCostLimitAtCompile(t *testing.T) {
 	compile(t, &api.PluginScope{Cel: quad})
 	// Cubic: over it.
 	cubic := `pod.labels.all(a, pod.labels.all(b, pod.labels.all(c, a != b || b != c)))`
-	_, err := Compile(&api.PluginScope{Cel: cubic})
-	if err == nil || !strings.Contains(err.Error(), "estimated worst-case cost") || !strings.Contains(err.Error(), fmt.Sprint(DefaultCELCostLimit)) {
+	_, err := compileErr(&api.PluginScope{Cel: cubic})
+	if err == nil || !strings.Contains(err.Error(), "estimated worst-case cost") || !strings.Contains(err.Error(), fmt.Sprint(filter.DefaultCELCostLimit)) {
 		t.Errorf("Compile(cubic) error = %v, want the estimated cost over the default limit", err)
 	}
 	// A lower limit rejects the quadratic one too.
-	_, err = Compile(&api.PluginScope{Cel: quad}, WithCELCostLimit(10_000))
+	_, err = compileErr(&api.PluginScope{Cel: quad}, filter.WithCELCostLimit(10_000))
 	if err == nil || !strings.Contains(err.Error(), "exceeds the limit 10000") {
 		t.Errorf("Compile(quad, limit 10000) error = %v, want the cost limit exceeded", err)
 	}
@@ -135,12 +136,12 @@ func TestCELCostLimitAtRuntime(t *testing.T) {
 	expr := `pod.labels.exists(k, k.startsWith("zz"))`
 	var (
 		mu   sync.Mutex
-		errs []*EvalError
+		errs []*filter.EvalError
 	)
 	var logBuf bytes.Buffer
-	f := compile(t, &api.PluginScope{Cel: expr}, WithCELCostLimit(2000),
-		WithEvalErrorHandler(func(e *EvalError) { mu.Lock(); errs = append(errs, e); mu.Unlock() }),
-		WithLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))
+	f := compile(t, &api.PluginScope{Cel: expr}, filter.WithCELCostLimit(2000),
+		filter.WithEvalErrorHandler(func(e *filter.EvalError) { mu.Lock(); errs = append(errs, e); mu.Unlock() }),
+		filter.WithLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))
 
 	few := &api.PodSandbox{Id: "few", Labels: map[string]string{"zz-top": "1"}}
 	if !f.MatchContainer(few, cudaCtr()) {
@@ -173,9 +174,9 @@ func TestCELCostLimitAtRuntime(t *testing.T) {
 }
 
 func TestCELEvalErrorIsNoMatch(t *testing.T) {
-	var errs []*EvalError
+	var errs []*filter.EvalError
 	f := compile(t, &api.PluginScope{Cel: `pod.labels["missing"] == "x" || container.name == "main"`},
-		WithEvalErrorHandler(func(e *EvalError) { errs = append(errs, e) }))
+		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
 	if f.MatchContainer(gpuPod(), sidecarCtr()) {
 		t.Error("failed evaluation matched")
 	}
@@ -188,7 +189,7 @@ func TestCELEvalErrorIsNoMatch(t *testing.T) {
 		t.Error("error || unknown did not match a pod event")
 	}
 	podOnly := compile(t, &api.PluginScope{Cel: `pod.labels["missing"] == "x"`},
-		WithEvalErrorHandler(func(e *EvalError) { errs = append(errs, e) }))
+		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
 	if podOnly.MatchPod(gpuPod()) {
 		t.Error("failed pod evaluation matched")
 	}
@@ -203,12 +204,12 @@ func TestCELEvalErrorIsNoMatch(t *testing.T) {
 		t.Errorf("second error %q is not about the pod event", errs[1])
 	}
 	if errors.Unwrap(errs[0]) == nil {
-		t.Error("EvalError does not unwrap to CEL's error")
+		t.Error("filter.EvalError does not unwrap to CEL's error")
 	}
 	// Dynamic access to a field that does not exist.
 	errs = nil
 	dynamic := compile(t, &api.PluginScope{Cel: `dyn(pod).nope == "x"`},
-		WithEvalErrorHandler(func(e *EvalError) { errs = append(errs, e) }))
+		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
 	if dynamic.MatchContainer(gpuPod(), cudaCtr()) || len(errs) != 1 || !strings.Contains(errs[0].Error(), `no such field "nope"`) {
 		t.Errorf("dyn(pod).nope: errors %v, want one about the missing field", errs)
 	}

@@ -1,3 +1,6 @@
+// The Linux part of a container adjustment is data like the rest: it is
+// merged the same way whatever system the runtime itself runs on.
+
 package merge
 
 import (

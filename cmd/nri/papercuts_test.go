@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// script writes an executable shell script named name with body.
+func script(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunPluginThatNeverRegisters adds a program that exits 0 at once
+// (it never registers): the summary, "ok" and the exit status agree that
+// the run failed.
+func TestRunPluginThatNeverRegisters(t *testing.T) {
+	plugin := script(t, "50-true", "exit 0")
+	r := nri(t, "run", "--plugin", plugin)
+	if r.code != exitPlugins {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, exitPlugins, r.stderr)
+	}
+	if strings.Contains(r.stdout, "every outcome as expected") || !strings.Contains(r.stdout, "FAILED") ||
+		!strings.Contains(r.stdout, "plugin 50-true did not register") {
+		t.Errorf("the summary does not say the run failed:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "FAILED 1 plugin did not register") || strings.Contains(r.stdout, "steps did not go as expected") {
+		t.Errorf("the summary counts the plugin as a failed step:\n%s", r.stdout)
+	}
+	r = nri(t, "run", "--plugin", plugin, "--output", "json")
+	rep := decode(t, r.stdout)
+	if r.code != exitPlugins || rep.OK || len(rep.RegistrationErrors) != 1 {
+		t.Errorf("exit %d, ok %v, registration errors %+v", r.code, rep.OK, rep.RegistrationErrors)
+	}
+}
+
+// TestExitCodesDocumented checks that --help lists every exit code.
+func TestExitCodesDocumented(t *testing.T) {
+	r := nri(t, "--help")
+	_, list, ok := strings.Cut(r.stdout, "Exit codes:")
+	if !ok {
+		t.Fatalf("--help has no exit codes:\n%s", r.stdout)
+	}
+	documented := map[int]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(\d+)\s`).FindAllStringSubmatch(list, -1) {
+		n, _ := strconv.Atoi(m[1])
+		documented[n] = true
+	}
+	for _, code := range []int{exitOK, exitSteps, exitUsage, exitScenario, exitPlugins, exitFailure, exitChecks, exitInterrupted, exitBrokenPipe} {
+		if !documented[code] {
+			t.Errorf("exit code %d is not in --help:\n%s", code, list)
+		}
+	}
+}
+
+// TestUsageExitCodes: commands missing what they need are usage errors.
+func TestUsageExitCodes(t *testing.T) {
+	for _, args := range [][]string{
+		{"plugin"}, {"check", "plugin"}, {"check", "plugin", "--output", "xml", "--", "true"},
+		{"check", "runtime"}, {"--log-format", "xml", "run"},
+	} {
+		r := nri(t, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "nri: ") {
+			t.Errorf("nri %v: exit %d, stderr %q; want %d", args, r.code, r.stderr, exitUsage)
+		}
+	}
+	if r := nri(t, "plugin", "--help"); r.code != 0 {
+		t.Errorf("nri plugin --help: exit %d", r.code)
+	}
+}
+
+// TestRunTimeout: the error names --timeout, and a plugin that never
+// registers does not hold the run up much beyond it.
+func TestRunTimeout(t *testing.T) {
+	r := nri(t, "run", "--timeout", "1ms")
+	if r.code == 0 || !strings.Contains(r.stderr, "--timeout 1ms") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	const timeout = 2 * time.Second
+	// Slack: stopping the runtime gives the hanging process the runtime
+	// library's termination grace (2 s) to exit, then SIGTERM.
+	const slack = 8 * time.Second
+	hang := script(t, "50-hang", "exec sleep 60")
+	start := time.Now()
+	r = nri(t, "run", "--timeout", timeout.String(), "--plugin", hang)
+	took := time.Since(start)
+	if r.code == 0 || !strings.Contains(r.stderr, "--timeout "+timeout.String()) {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if took > timeout+slack {
+		t.Errorf("nri run --timeout %v took %v", timeout, took)
+	}
+}
+
+// TestRunClosedOutput runs `nri run` with its output's reader gone (as in
+// nri run | head -1): it exits as a process ended by SIGPIPE would, and
+// removes its work directory and stops its plugins first.
+func TestRunClosedOutput(t *testing.T) {
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nriBinary, "run")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first write
+	cmd.Stdout = w
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitBrokenPipe {
+		t.Errorf("nri run with a closed output: %v, want exit %d", err, exitBrokenPipe)
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "nri-simulator-*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("left behind: %v (%v)", left, err)
+	}
+}
+
+// TestLogFormats runs the default scenario with --log-level info in both
+// formats: every line has a time; the plugins' lines are their own, with
+// a plugin attribute, not quoted inside a runtime line.
+func TestLogFormats(t *testing.T) {
+	r := nri(t, "run", "--log-level", "info")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	forwarded := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if !strings.HasPrefix(line, "time=") {
+			t.Errorf("text line without a time: %q", line)
+		}
+		if strings.Contains(line, `msg="time=`) || strings.Contains(line, `msg=\"`) {
+			t.Errorf("plugin line logged inside a runtime line: %q", line)
+		}
+		if strings.Contains(line, `msg="created plugin stub"`) && strings.Contains(line, "plugin=10-logger") {
+			forwarded++
+		}
+	}
+	if forwarded == 0 {
+		t.Errorf("no line of the logger plugin, with plugin=10-logger:\n%s", r.stderr)
+	}
+
+	r = nri(t, "--log-format", "json", "run", "--log-level", "info")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	forwarded = 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("not a JSON line: %q", line)
+			continue
+		}
+		ts, _ := rec["time"].(string)
+		msg, _ := rec["msg"].(string)
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || rec["level"] == nil || msg == "" {
+			t.Errorf("line without time, level or msg: %q", line)
+		}
+		if strings.HasPrefix(msg, "time=") {
+			t.Errorf("plugin line logged inside a runtime line: %q", line)
+		}
+		if rec["msg"] == "created plugin stub" && rec["plugin"] == "10-logger" {
+			forwarded++
+		}
+	}
+	if forwarded == 0 {
+		t.Errorf("no line of the logger plugin, with plugin 10-logger:\n%s", r.stderr)
+	}
+}
+
+// TestDebugLogsPluginCalls: --log-level debug adds the runtime library's
+// line for every plugin call, which info leaves out.
+func TestDebugLogsPluginCalls(t *testing.T) {
+	debug := nri(t, "run", "--log-level", "debug")
+	info := nri(t, "run", "--log-level", "info")
+	if debug.code != 0 || info.code != 0 {
+		t.Fatalf("exit %d / %d\n%s", debug.code, info.code, debug.stderr)
+	}
+	if n := strings.Count(debug.stderr, "plugin answered"); n < 10 {
+		t.Errorf("--log-level debug logged %d plugin calls:\n%s", n, debug.stderr)
+	}
+	if strings.Contains(info.stderr, "plugin answered") {
+		t.Errorf("--log-level info logs every plugin call")
+	}
+}

@@ -1,0 +1,188 @@
+package pluginproc
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/socketpair"
+)
+
+// helperEnv makes the test binary act as a plugin (TestHelperProcess).
+const helperEnv = "PLUGINPROC_HELPER"
+
+// TestHelperProcess is the plugin the tests start, in the mode named by
+// helperEnv; it is skipped in a normal run.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv(helperEnv)
+	if mode == "" {
+		t.Skip("helper process")
+	}
+	switch mode {
+	case "talk":
+		fmt.Println("hello from", os.Getenv(api.PluginNameEnvVar), os.Getenv(api.PluginIdxEnvVar))
+		fmt.Fprintln(os.Stderr, "a warning")
+		os.Exit(3)
+	case "socket":
+		conn, err := socketpair.FileConn(SocketFD)
+		if err != nil {
+			os.Exit(10)
+		}
+		fmt.Fprint(conn, os.Getenv(api.PluginSocketEnvVar))
+		conn.Close()
+		os.Exit(0)
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		time.Sleep(time.Minute)
+	}
+	os.Exit(2)
+}
+
+func helper(t *testing.T, mode string) Spec {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{Path: exe, Args: []string{"-test.run=^TestHelperProcess$"},
+		Env: []string{helperEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
+}
+
+// lines collects output lines.
+type lines struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *lines) add(stream string, line []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, stream+": "+string(line))
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.got, "\n")
+}
+
+func TestOutputAndExit(t *testing.T) {
+	s := helper(t, "talk")
+	s.Name, s.Idx, s.External = "talker", "10", true
+	var out lines
+	s.Lines = out.add
+	exits := make(chan string, 1)
+	s.OnExit = func(_ int, err error) { exits <- Status(err) }
+	p, conn, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn != nil {
+		t.Error("an external plugin got a connection")
+	}
+	p.Stop(10*time.Second, time.Second)
+	if got := Status(p.Err()); got != "exit status 3" {
+		t.Errorf("status %q, want exit status 3", got)
+	}
+	if got := <-exits; got != "exit status 3" {
+		t.Errorf("OnExit got %q", got)
+	}
+	for _, want := range []string{"stdout: hello from talker 10", "stderr: a warning"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output %q lacks %q", out.String(), want)
+		}
+	}
+}
+
+func TestSocketPair(t *testing.T) {
+	p, conn, err := Start(helper(t, "socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "3" {
+		t.Errorf("the plugin read NRI_PLUGIN_SOCKET=%q, want 3", got)
+	}
+	p.Stop(10*time.Second, time.Second)
+	if err := p.Err(); err != nil {
+		t.Errorf("plugin failed: %v", err)
+	}
+}
+
+// TestStopEscalates checks that a process ignoring SIGTERM is killed.
+func TestStopEscalates(t *testing.T) {
+	s := helper(t, "stubborn")
+	s.External = true
+	ready := make(chan struct{})
+	var once sync.Once
+	s.Lines = func(_ string, line []byte) {
+		if string(line) == "ready" {
+			once.Do(func() { close(ready) })
+		}
+	}
+	var (
+		mu   sync.Mutex
+		sigs []syscall.Signal
+	)
+	s.OnSignal = func(sig syscall.Signal, _ time.Duration) {
+		mu.Lock()
+		sigs = append(sigs, sig)
+		mu.Unlock()
+	}
+	p, _, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		t.Fatal("helper did not start")
+	}
+	p.Stop(50*time.Millisecond, 200*time.Millisecond)
+	if got := Status(p.Err()); got != "signal: killed" {
+		t.Errorf("status %q, want signal: killed", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sigs) != 2 || sigs[0] != syscall.SIGTERM || sigs[1] != syscall.SIGKILL {
+		t.Errorf("signals %v, want SIGTERM then SIGKILL", sigs)
+	}
+}
+
+func TestOutputWriter(t *testing.T) {
+	s := helper(t, "talk")
+	s.External = true
+	var b strings.Builder
+	s.Output = &b
+	p, _, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if !strings.Contains(b.String(), "hello from") || !strings.Contains(b.String(), "a warning") {
+		t.Errorf("output %q", b.String())
+	}
+}
+
+func TestStartFails(t *testing.T) {
+	if _, _, err := Start(Spec{Path: "/nonexistent/plugin"}); err == nil {
+		t.Error("starting a missing executable succeeded")
+	}
+	if _, _, err := Start(Spec{}); err == nil {
+		t.Error("starting nothing succeeded")
+	}
+}
