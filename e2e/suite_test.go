@@ -28,7 +28,15 @@ var suite struct {
 	bin      string // nrikit's binaries: nri, the sample plugins, template
 	repo     string // nrikit's repository root
 	node     string // node, empty if missing
+	// nrikit is set when containerd runs on nrikit's runtime library
+	// (NRIKIT_E2E_RUNTIME=nrikit: containerd built with compat/nri, see
+	// docs/embedding.md) instead of upstream's NRI.
+	nrikit bool
 }
+
+// runtimeEnv selects the NRI implementation inside containerd: "upstream"
+// (default, containerd as released) or "nrikit".
+const runtimeEnv = "NRIKIT_E2E_RUNTIME"
 
 // samplePlugins are the sample plugins of `nri plugin NAME`, also built
 // as standalone binaries for pre-installation.
@@ -76,6 +84,13 @@ func setup(m *testing.M) int {
 		return fail("%v", err)
 	}
 	phase("containerd, crictl and runc", start)
+	switch rt := os.Getenv(runtimeEnv); rt {
+	case "", "upstream":
+	case "nrikit":
+		suite.nrikit = true
+	default:
+		return fail("%s=%q: want upstream or nrikit", runtimeEnv, rt)
+	}
 
 	// Named after this process, so that a later run can tell it is stale.
 	work := filepath.Join(os.TempDir(), fmt.Sprintf("nrikit-e2e-build-%d", os.Getpid()))
@@ -116,6 +131,19 @@ func setup(m *testing.M) int {
 		return fail("%v", err)
 	}
 	phase("nrikit's binaries", start)
+	if suite.nrikit {
+		// containerd v2.4.2 with github.com/containerd/nri replaced by
+		// compat/nri: built from this checkout every run (the go build
+		// cache keeps it quick), its ctr and shim stay the released ones.
+		start = time.Now()
+		build := harness.GoBuild{Go: goBin, Dir: filepath.Join(suite.repo, "compat", "containerdbuild"), Out: filepath.Join(work, "containerd-nrikit"),
+			Packages: []string{"github.com/containerd/containerd/v2/cmd/containerd"}}
+		if err := build.Run(ctx, os.Stderr); err != nil {
+			return fail("building containerd on nrikit: %v", err)
+		}
+		suite.tools.Containerd = filepath.Join(work, "containerd-nrikit", "containerd")
+		phase("containerd on nrikit (compat/nri)", start)
+	}
 	if p, err := exec.LookPath("node"); err == nil {
 		suite.node = p
 	}
@@ -228,7 +256,13 @@ func (r *runtime) preinstall(idxName, binary string, args []string, logged bool,
 func (r *runtime) waitPreinstalled(n int, idxNames ...string) {
 	r.t.Helper()
 	for _, in := range idxNames {
-		if err := r.WaitLog(r.ctx, 20*time.Second, "pre-installed NRI plugin "+logQuote(in)+" synchronization success", n); err != nil {
+		err := harness.Eventually(r.ctx, 20*time.Second, func() error {
+			if got := synchronized(r.Log(), in, true); got < n {
+				return fmt.Errorf("pre-installed plugin %s synchronized %d times, want %d", in, got, n)
+			}
+			return nil
+		})
+		if err != nil {
 			r.t.Fatal(err)
 		}
 	}
@@ -267,7 +301,7 @@ func (r *runtime) startExternal(idxName string, argv ...string) *harness.Process
 func (r *runtime) waitExternal(p *harness.Process, idxName string, n int) {
 	r.t.Helper()
 	err := harness.Eventually(r.ctx, 20*time.Second, func() error {
-		if got := strings.Count(r.Log(), "plugin "+logQuote(idxName)+" connected and synchronized"); got >= n {
+		if got := synchronized(r.Log(), idxName, false); got >= n {
 			return nil
 		}
 		if done, code := p.Exited(); done {
@@ -458,4 +492,23 @@ func writeFile(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// synchronized counts the lines of containerd's log saying that NRI
+// synchronized the plugin idxName: upstream's messages, or nrikit's
+// "plugin synchronized" record naming the plugin (suite.nrikit).
+func synchronized(log, idxName string, preinstalled bool) int {
+	if !suite.nrikit {
+		if preinstalled {
+			return strings.Count(log, "pre-installed NRI plugin "+logQuote(idxName)+" synchronization success")
+		}
+		return strings.Count(log, "plugin "+logQuote(idxName)+" connected and synchronized")
+	}
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `msg="plugin synchronized"`) && slices.Contains(strings.Fields(line), "plugin="+idxName) {
+			n++
+		}
+	}
+	return n
 }
