@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test check-tidy test-unit test-interop test-e2e fuzz lint generate check-generated tools bench clean images test-images
+.PHONY: test-js js-deps all build test check-tidy test-unit test-interop test-e2e fuzz lint generate check-generated tools bench clean images test-images test-manifests
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
 ## and the end-to-end suite against a real containerd (needs root: CI runs as root).
-test: check-format check-tidy vet lint check-generated test-unit test-js fuzz test-interop test-images test-e2e
+test: check-format check-tidy vet lint check-generated test-unit test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -46,10 +46,13 @@ js-deps:
 
 ## test-e2e: the end-to-end suite against a real containerd v2.4.2 (e2e/, a separate module; needs root,
 ## unshare and ip; see docs/containerd.md). The first run builds containerd, ctr, its runc shim and crictl from
-## the Go module proxy into e2e/.bin (kept across runs) and installs runc with apt-get if missing.
+## the Go module proxy into e2e/.bin (kept across runs) and installs runc with apt-get if missing. It runs twice:
+## on containerd as released (upstream's NRI), then on containerd built with compat/nri (nrikit's runtime library
+## inside, NRIKIT_E2E_RUNTIME=nrikit), where the nrikit-only scenarios (e2e/nrikit_test.go) run too.
 E2E_TIMEOUT ?= 30m
 test-e2e: js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
+	cd e2e && GO=$(GO) NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 
 # The interop module links upstream's api package and ours, which register the
 # same protobuf names; neither resolves messages through the global registry,
@@ -82,6 +85,36 @@ images:
 ## Vetted and tested static and -trimpath, like the plugins, so that both share compiled packages (cold: ~1.5 min).
 test-images:
 	cd deploy/images && $(GO) mod tidy -diff && CGO_ENABLED=0 $(GO) vet -trimpath ./... && CGO_ENABLED=0 $(GO) test -trimpath -count=1 ./...
+
+## check-platforms: the main module and the compatibility module compat/nri (see docs/embedding.md) build for
+## windows and darwin, as containerd builds its NRI code there; compat/nri is tidy and vetted on linux.
+.PHONY: check-platforms
+check-platforms:
+	@set -e; for os in windows darwin; do \
+	  echo "GOOS=$$os go build ./... (main module, compat/nri)"; \
+	  GOOS=$$os $(GO) build ./...; \
+	  (cd compat/nri && GOOS=$$os GOWORK=off $(GO) build ./...); \
+	done
+	cd compat/nri && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./...
+
+## test-compat: compat/nri's own tests, and containerd v2.4.2 built on it (compat/containerdbuild, see
+## docs/embedding.md): containerd's unit tests of its NRI code run against nrikit, and containerd builds for
+## windows and darwin. The end-to-end suite runs the linux build (test-e2e).
+CONTAINERD_NRI_TESTS := github.com/containerd/containerd/v2/internal/nri/... github.com/containerd/containerd/v2/internal/cri/nri/...
+.PHONY: test-compat
+test-compat:
+	cd compat/nri && GOWORK=off $(GO) test -race -count=1 ./...
+	cd compat/containerdbuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) test -race -count=1 $(CONTAINERD_NRI_TESTS)
+	@set -e; cd compat/containerdbuild; for os in windows darwin; do \
+	  echo "GOOS=$$os go build containerd (on compat/nri)"; \
+	  GOOS=$$os GOWORK=off $(GO) build -o /dev/null github.com/containerd/containerd/v2/cmd/containerd; \
+	done
+
+## test-manifests: deploy/manifests (a separate module: kustomize and k8s.io/api) is tidy and vetted, renders
+## every overlay of deploy/kustomize into strictly decoded DaemonSets with the promised properties, and starts
+## every plugin with its DaemonSet's arguments (see deploy/README.md).
+test-manifests:
+	cd deploy/manifests && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 
 lint: $(BIN)/staticcheck
 	$(BIN)/staticcheck ./...

@@ -26,6 +26,9 @@ type Options struct {
 	DefaultValidator string
 	// RequestTimeout is NRI's plugin_request_timeout (default 2s).
 	RequestTimeout time.Duration
+	// ExtraImageTars are more image tarballs imported at the first start
+	// (such as a plugin image of `make images`).
+	ExtraImageTars []string
 }
 
 // Containerd is one containerd daemon with a private root, state,
@@ -245,10 +248,12 @@ func (c *Containerd) Start(ctx context.Context) error {
 		return fmt.Errorf("containerd did not become ready: %w", err)
 	}
 	if !c.imported {
-		out, err := exec.CommandContext(ctx, c.opts.Tools.Ctr, "--address", c.Address, "--namespace", "k8s.io",
-			"images", "import", "--platform", "linux/"+goarch(), c.opts.ImageTar).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ctr images import: %w\n%s", err, out)
+		for _, tar := range append([]string{c.opts.ImageTar}, c.opts.ExtraImageTars...) {
+			out, err := exec.CommandContext(ctx, c.opts.Tools.Ctr, "--address", c.Address, "--namespace", "k8s.io",
+				"images", "import", "--platform", "linux/"+goarch(), tar).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("ctr images import %s: %w\n%s", tar, err, out)
+			}
 		}
 		c.imported = true
 	}

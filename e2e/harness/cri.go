@@ -91,8 +91,46 @@ type ContainerConfig struct {
 	Image       ImageSpec         `json:"image"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	Command     []string          `json:"command,omitempty"`
+	Args        []string          `json:"args,omitempty"`
 	Envs        []KeyValue        `json:"envs,omitempty"`
+	Mounts      []Mount           `json:"mounts,omitempty"`
 	LogPath     string            `json:"log_path,omitempty"`
+	Linux       *ContainerLinux   `json:"linux,omitempty"`
+}
+
+// Mount is a host path mounted into a container (a Kubernetes hostPath
+// volume and its volumeMount).
+type Mount struct {
+	ContainerPath string `json:"container_path"`
+	HostPath      string `json:"host_path"`
+	Readonly      bool   `json:"readonly,omitempty"`
+}
+
+// ContainerLinux is the subset of CRI's LinuxContainerConfig the suite
+// uses: the security context a Kubernetes pod spec maps to.
+type ContainerLinux struct {
+	SecurityContext ContainerSecurity `json:"security_context"`
+}
+
+// ContainerSecurity is CRI's LinuxContainerSecurityContext, in part.
+type ContainerSecurity struct {
+	RunAsUser      *Int64Value   `json:"run_as_user,omitempty"`
+	ReadonlyRootfs bool          `json:"readonly_rootfs,omitempty"`
+	Capabilities   *Capabilities `json:"capabilities,omitempty"`
+	NoNewPrivs     bool          `json:"no_new_privs,omitempty"`
+}
+
+// Int64Value is CRI's wrapper of an optional int64.
+type Int64Value struct {
+	Value int64 `json:"value"`
+}
+
+// Capabilities are the capabilities added to and dropped from a
+// container's default set ("ALL" drops every one).
+type Capabilities struct {
+	AddCapabilities  []string `json:"add_capabilities,omitempty"`
+	DropCapabilities []string `json:"drop_capabilities,omitempty"`
 }
 
 // ImageSpec names a container's image.
@@ -197,6 +235,17 @@ func (c *CRI) Inspect(ctx context.Context, id string) (*ContainerInfo, error) {
 		return nil, fmt.Errorf("crictl inspect %s: no runtimeSpec in %s", id, out)
 	}
 	return &ContainerInfo{State: v.Status.State, Pid: v.Info.Pid, Spec: v.Info.RuntimeSpec, Raw: out}, nil
+}
+
+// Logs returns a container's output, both streams (crictl logs writes
+// the container's standard error to its own).
+func (c *CRI) Logs(ctx context.Context, id string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.Crictl, "--config", c.Config, "logs", id)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", &CommandError{Args: []string{"logs", id}, Output: string(out), Err: err}
+	}
+	return string(out), nil
 }
 
 // RunContainer starts a pod with one container and returns their ids and the
