@@ -71,8 +71,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, yamlError(file, data, err, root.Content[0])
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, &Error{File: file, Line: extra.Line, Msg: "a scenario file holds one YAML document"}
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil: // the rest of the file is not YAML
+		return nil, yamlError(file, data, err, nil)
+	default:
+		return nil, &Error{File: file, Line: max(extra.Line, 1), Msg: "a scenario file holds one YAML document"}
 	}
 	s.File = file
 	if s.Name == "" {

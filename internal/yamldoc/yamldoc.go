@@ -52,8 +52,12 @@ func Decode(data []byte, v any) error {
 		return Explain(data, err, root.Content[0])
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return &Error{Line: extra.Line, Msg: "more than one YAML document"}
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil: // the rest of the document is not YAML
+		return Explain(data, err, nil)
+	default:
+		return &Error{Line: max(extra.Line, 1), Msg: "more than one YAML document"}
 	}
 	return nil
 }
