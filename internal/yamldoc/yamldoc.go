@@ -108,30 +108,48 @@ const maxRefinedLines = 2000
 // syntaxLine corrects the line of a yaml.v3 syntax error: yaml.v3 names
 // the line where the enclosing block starts (a bad indentation on line 4
 // of a list item that starts on line 2 is reported at line 2), and no line
-// at all for a mistake on the first line. The first prefix of the
-// document, in whole lines, that fails with the same message ends at the
-// line of the mistake. The error is returned as it is if no prefix fails
-// so (a mistake only the whole document shows).
+// at all for some mistakes. The first prefix of the document, in whole
+// lines, that fails with the same message ends at the line of the
+// mistake. If no prefix fails so, the line yaml.v3 gave stands, or, if it
+// gave none, the last line: a mistake only the whole document shows.
 func syntaxLine(data []byte, err error) error {
 	reported, msg := split(err.Error())
 	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines) > maxRefinedLines {
-		return err // every prefix is parsed: quadratic in the document's length
+	if len(lines) > 1 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1] // after the final newline
 	}
-	for n := max(reported, 1); n <= len(lines); n++ {
-		var node yaml.Node
-		perr := yaml.Unmarshal(bytes.Join(lines[:n], nil), &node)
-		if perr == nil {
-			continue
-		}
-		if _, pmsg := split(perr.Error()); pmsg == msg {
-			if n == reported {
-				return err
+	if len(lines) <= maxRefinedLines { // every prefix is parsed: quadratic in the document's length
+		for n := max(reported, 1); n <= len(lines); n++ {
+			perr := parseAll(bytes.Join(lines[:n], nil))
+			if perr == nil {
+				continue
 			}
-			return fmt.Errorf("line %d: %s", n, msg)
+			if _, pmsg := split(perr.Error()); pmsg == msg {
+				if n == reported {
+					return err
+				}
+				return fmt.Errorf("line %d: %s", n, msg)
+			}
 		}
 	}
-	return err
+	if reported > 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %s", max(len(lines), 1), msg)
+}
+
+// parseAll parses every document of data and returns the first error.
+func parseAll(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var node yaml.Node
+		if err := dec.Decode(&node); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // mismatch is yaml.v3's message about a value of the wrong type:
