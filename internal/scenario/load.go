@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,13 +69,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err := dec.Decode(s); err != nil {
 		return nil, yamlError(file, data, err, root.Content[0])
 	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case errors.Is(err, io.EOF):
-	case err != nil: // the rest of the file is not YAML
-		return nil, yamlError(file, data, err, nil)
-	default:
-		return nil, &Error{File: file, Line: max(extra.Line, 1), Msg: "a scenario file holds one YAML document"}
+	switch line, err := yamldoc.Rest(dec, data); {
+	case err != nil:
+		return nil, fileErrors(file, err)
+	case line > 0:
+		return nil, &Error{File: file, Line: line, Msg: "a scenario file holds one YAML document"}
 	}
 	s.File = file
 	if s.Name == "" {
@@ -100,8 +97,13 @@ func (s *Scenario) Errorf(line int, format string, args ...any) error {
 // lines (see yamldoc.Explain); with the document's root node, a value of
 // the wrong type names its field.
 func yamlError(file string, data []byte, err error, root *yaml.Node) error {
+	return fileErrors(file, yamldoc.Explain(data, err, root))
+}
+
+// fileErrors turns yamldoc's errors into *Error values of file.
+func fileErrors(file string, err error) error {
 	var errs []error
-	for _, e := range unjoin(yamldoc.Explain(data, err, root)) {
+	for _, e := range unjoin(err) {
 		var de *yamldoc.Error
 		if errors.As(e, &de) {
 			errs = append(errs, &Error{File: file, Line: de.Line, Msg: de.Msg})

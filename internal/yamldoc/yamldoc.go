@@ -51,15 +51,25 @@ func Decode(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return Explain(data, err, root.Content[0])
 	}
+	line, err := Rest(dec, data)
+	if err == nil && line > 0 {
+		err = &Error{Line: line, Msg: "more than one YAML document"}
+	}
+	return err
+}
+
+// Rest reads what follows the document dec just decoded from data: it
+// returns 0 and nil at the end, the line of a second document, or the
+// syntax error of text that is not YAML (explained as by Explain).
+func Rest(dec *yaml.Decoder, data []byte) (line int, err error) {
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
-	case err != nil: // the rest of the document is not YAML
-		return Explain(data, err, nil)
-	default:
-		return &Error{Line: max(extra.Line, 1), Msg: "more than one YAML document"}
+		return 0, nil
+	case err != nil:
+		return 0, Explain(data, err, nil)
 	}
-	return nil
+	return max(extra.Line, 1), nil
 }
 
 // Explain turns an error of yaml.v3 about data into *Error values (joined
