@@ -65,6 +65,8 @@ type Adaptation struct {
 	// syncBlocks orders the runtime's PluginSyncBlocks against
 	// snapshots (see embed_sync.go).
 	syncBlocks syncGate
+	// wasm is the compilation cache of WASM plugins (wasm.go).
+	wasm wasmRuntime
 }
 
 // New creates an Adaptation for the runtime runtimeName/runtimeVersion.
@@ -222,6 +224,9 @@ func (a *Adaptation) Stop(ctx context.Context) error {
 	err := ctx.Err()
 	a.cancel()
 	a.wg.Wait()
+	if cerr := a.wasm.close(context.WithoutCancel(ctx)); cerr != nil {
+		a.log.Warn("closing the WASM compilation cache", "error", cerr)
+	}
 	return err
 }
 
@@ -256,6 +261,9 @@ const (
 	KindPreinstalled
 	// KindExternal is a plugin that connected on its own.
 	KindExternal
+	// KindWASM is a WebAssembly plugin loaded in-process from the plugin
+	// directory.
+	KindWASM
 )
 
 // String returns the kind's name, as used in logs ("builtin", ...).
@@ -267,6 +275,8 @@ func (k PluginKind) String() string {
 		return "pre-installed"
 	case KindExternal:
 		return "external"
+	case KindWASM:
+		return "wasm"
 	}
 	return fmt.Sprintf("PluginKind(%d)", int(k))
 }

@@ -31,8 +31,9 @@ func (b *builtinEndpoint) call(ctx context.Context, m *method, req proto.Message
 	return m.serve(b.PluginService, ctx, proto.Clone(req))
 }
 
-// garbled is false: an in-process plugin's errors are its answers.
-func (b *builtinEndpoint) garbled(error) bool { return false }
+// failure is FailureRejected: an in-process plugin's errors are its
+// answers.
+func (b *builtinEndpoint) failure(error) FailureKind { return FailureRejected }
 
 // syncParts returns the parts of splitSync, with copies of the objects.
 func (b *builtinEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {

@@ -110,11 +110,14 @@ func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 	return rsp, nil
 }
 
-// garbled reports whether err is not a status the plugin answered with
-// (ttrpc failed to decode what the plugin sent).
-func (e *connEndpoint) garbled(err error) bool {
-	_, isStatus := status.FromError(err)
-	return !isStatus
+// failure is FailureRejected for a status the plugin answered with,
+// FailureLost for anything else (ttrpc failed to decode what the plugin
+// sent).
+func (e *connEndpoint) failure(err error) FailureKind {
+	if _, isStatus := status.FromError(err); isStatus {
+		return FailureRejected
+	}
+	return FailureLost
 }
 
 // syncParts returns the parts encoded ahead (see encodedSyncParts).

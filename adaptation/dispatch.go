@@ -201,17 +201,13 @@ func (a *Adaptation) classifyErr(p *plugin, rctx context.Context, err error) Fai
 		return FailureLost
 	default:
 	}
-	if p.ep.garbled(err) {
-		// Not an answer of the plugin: it sent something undecodable.
-		return FailureLost
-	}
-	return FailureRejected
+	return p.ep.failure(err)
 }
 
 // onFailure logs a plugin's failure and applies the disconnecting half of
 // its failure policy: a lost plugin is disconnected, a plugin that timed
-// out unless its policy keeps it connected. (Whether the request fails is
-// the dispatcher's decision, see failsRequest.)
+// out or crashed unless its policy keeps it connected. (Whether the
+// request fails is the dispatcher's decision, see failsRequest.)
 func (p *plugin) onFailure(perr *PluginError) {
 	switch perr.Kind {
 	case FailureTimeout:
@@ -224,6 +220,14 @@ func (p *plugin) onFailure(perr *PluginError) {
 	case FailureLost:
 		p.a.log.Error("plugin lost", "plugin", p.full, "event", perr.Op, "error", perr.Err)
 		p.disconnect("lost during " + perr.Op)
+	case FailureCrashed:
+		if p.policy.keepConnected {
+			p.a.log.Error("plugin crashed, keeping it (its next call gets a fresh instance)", "plugin", p.full,
+				"event", perr.Op, "error", perr.Err)
+			return
+		}
+		p.a.log.Error("plugin crashed, dropping it", "plugin", p.full, "event", perr.Op, "error", perr.Err)
+		p.disconnect("crashed during " + perr.Op)
 	case FailureOversize:
 		p.a.log.Error("plugin answer too large, not using it", "plugin", p.full, "event", perr.Op, "error", perr.Err)
 	case FailureSynchronizing:
@@ -236,8 +240,9 @@ func (p *plugin) onFailure(perr *PluginError) {
 
 // failsRequest decides whether a plugin's failure of a mutating event
 // fails the runtime's request: always when the plugin answered with an
-// error; for timeouts and lost connections if the plugin's failure policy
-// says so, or if the plugin is required and the event is CreateContainer.
+// error; for timeouts, crashes and lost connections if the plugin's
+// failure policy says so, or if the plugin is required and the event is
+// CreateContainer.
 func failsRequest(p *plugin, e api.Event, perr *PluginError) error {
 	switch {
 	case perr.Kind == FailureRejected:

@@ -17,8 +17,9 @@
 // CreateContainer for maintainers.
 //
 //   - Pre-installed plugins are the executables named IDX-NAME (two-digit
-//     index) in the plugin directory ([WithPluginDir]); other files are
-//     skipped with a log line. Each is started with one end of a socket
+//     index) in the plugin directory ([WithPluginDir]), and the
+//     WebAssembly modules named so (below); other files are skipped with
+//     a log line. Each is started with one end of a socket
 //     pair as file descriptor 3 and NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and
 //     NRI_PLUGIN_SOCKET=3 added to the runtime's environment. Its
 //     configuration is <configdir>/IDX-NAME.conf, else
@@ -31,6 +32,26 @@
 //     are handed over with [Adaptation.ServeConn].
 //   - Builtin plugins ([WithBuiltinPlugin], [WithDefaultValidator]) are
 //     in-process api.PluginService values.
+//   - WASM plugins ([KindWASM]) are files of the plugin directory named
+//     IDX-NAME that hold a WebAssembly module with the ABI of upstream
+//     NRI's WASM plugins (docs/wasm-abi.md); the executable bit is not
+//     needed. Each is loaded in-process with wazero, concurrently with
+//     the other plugins and outside the registry lock, compiled once per
+//     distinct module and, with [WithWASMCacheDir], once per cache
+//     directory across restarts. It does not register: its index and name
+//     are its file's, its configuration is found as a pre-installed
+//     plugin's, and its subscription is its Configure answer's events
+//     (none: all events). Every call is bounded by the request timeout
+//     (an endless loop is stopped); each instance's memory by
+//     [WithWASMMemoryLimit]. A call that traps, exits the guest or breaks
+//     the ABI discards the instance ([FailureCrashed]): by its failure
+//     policy the plugin is kept, its next call running on a fresh instance
+//     that is sent its Configure request again first, or dropped (and
+//     loaded again with [WithRestartLaunched]). The guest's stdout,
+//     stderr and log messages are logged with plugin=IDX-NAME. Stop sends
+//     Shutdown and closes the modules; a dropped plugin's module is
+//     closed. Built with the tag nri_no_wasm, the library has no WASM
+//     support and refuses such files with that reason.
 //
 // # Registration
 //

@@ -65,6 +65,13 @@ const (
 	// event could wait for it no longer ([WithSynchronizeWait]). It
 	// stays connected and gets the event once synchronized.
 	FailureSynchronizing
+	// FailureCrashed: the plugin crashed handling the request: a WASM
+	// plugin's instance trapped, exited (a Go guest that panics or runs
+	// out of memory exits) or broke the ABI, and was discarded. Like a
+	// timeout, it fails the request if the plugin's failure policy says
+	// so; the plugin is kept, with a fresh instance for its next call,
+	// if its policy keeps it connected, else it is dropped.
+	FailureCrashed
 )
 
 // String returns the failure kind's name.
@@ -80,6 +87,8 @@ func (k FailureKind) String() string {
 		return "oversize"
 	case FailureSynchronizing:
 		return "synchronizing"
+	case FailureCrashed:
+		return "crashed"
 	}
 	return fmt.Sprintf("FailureKind(%d)", int(k))
 }
@@ -109,6 +118,8 @@ func (e *PluginError) Error() string {
 		return fmt.Sprintf("plugin %q did not answer %s within %v", e.Plugin, e.Op, e.Timeout)
 	case FailureLost:
 		return fmt.Sprintf("plugin %q was lost during %s: %v", e.Plugin, e.Op, e.Err)
+	case FailureCrashed:
+		return fmt.Sprintf("plugin %q crashed during %s: %v", e.Plugin, e.Op, e.Err)
 	case FailureOversize:
 		return fmt.Sprintf("plugin %q failed %s: %v", e.Plugin, e.Op, e.Err)
 	case FailureSynchronizing:

@@ -316,6 +316,8 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 				"plugin %q did not answer Configure within %v", p.full, a.cfg.registrationTimeout)
 		case kind == FailureLost:
 			return registrationError(p.full, codes.Unavailable, err, "plugin %q was lost during Configure: %v", p.full, err)
+		case kind == FailureCrashed:
+			return registrationError(p.full, codes.Internal, err, "plugin %q crashed during Configure: %v", p.full, err)
 		}
 		return registrationError(p.full, codes.FailedPrecondition, err,
 			"plugin %q rejected its configuration: %s", p.full, errorMessage(err))

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(m.Run())
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { cleanupWASM() }))
 }
 
 // noRaceExitDelay stops race-enabled plugin processes from sleeping a

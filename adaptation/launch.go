@@ -21,10 +21,13 @@ type launchSpec struct {
 	path            string
 	args            []string
 	config          string
+	// wasm is set for a WebAssembly module, loaded in-process.
+	wasm bool
 }
 
-// discover lists the pre-installed plugins: executables named IDX-NAME in
-// the plugin directory. Anything else is skipped with a log line.
+// discover lists the pre-installed plugins: files named IDX-NAME in the
+// plugin directory that are WebAssembly modules or executables. Anything
+// else is skipped with a log line.
 func (a *Adaptation) discover() ([]launchSpec, error) {
 	dir := a.cfg.pluginDir
 	if dir == "" {
@@ -49,8 +52,14 @@ func (a *Adaptation) discover() ([]launchSpec, error) {
 		case !info.Mode().IsRegular():
 			a.log.Info("skipping non-regular file in plugin directory", "path", path)
 			continue
-		case info.Mode()&0o111 == 0:
-			a.log.Info("skipping non-executable file in plugin directory", "path", path)
+		}
+		wasm, err := isWASM(path)
+		switch {
+		case err != nil:
+			a.log.Warn("skipping unreadable file in plugin directory", "path", path, "error", err)
+			continue
+		case !wasm && info.Mode()&0o111 == 0:
+			a.log.Info("skipping file in plugin directory: neither executable nor a WebAssembly module", "path", path)
 			continue
 		}
 		idx, name, err := api.ParsePluginName(e.Name())
@@ -64,9 +73,12 @@ func (a *Adaptation) discover() ([]launchSpec, error) {
 			continue
 		}
 		full := api.FullPluginName(idx, name)
-		a.log.Info("discovered pre-installed plugin", "plugin", full, "path", path)
+		if wasm && len(a.cfg.pluginArgs[full]) > 0 {
+			a.log.Warn("ignoring the arguments given for a WASM plugin", "plugin", full)
+		}
+		a.log.Info("discovered pre-installed plugin", "plugin", full, "path", path, "wasm", wasm)
 		specs = append(specs, launchSpec{idx: idx, name: name, full: full, path: path,
-			args: a.cfg.pluginArgs[full], config: config})
+			args: a.cfg.pluginArgs[full], config: config, wasm: wasm})
 	}
 	return specs, nil
 }
@@ -89,9 +101,10 @@ func (a *Adaptation) pluginConfig(idx, name string) (string, error) {
 	return "", nil
 }
 
-// supervise runs a pre-installed plugin: it launches it and reports the
-// outcome of the first registration on first; with WithRestartLaunched
-// it launches it again, with backoff, each time it exits.
+// supervise runs a pre-installed plugin: it launches (or loads) it and
+// reports the outcome of the first registration on first; with
+// WithRestartLaunched it launches it again, with backoff, each time it
+// exits or is dropped.
 func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 	var (
 		rb       = a.cfg.restart
@@ -103,7 +116,7 @@ func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 	}
 	for {
 		started := time.Now()
-		proc, err := a.runLaunched(l)
+		gone, err := a.runPreinstalled(l)
 		if !reported {
 			first <- err
 			reported = true
@@ -111,9 +124,13 @@ func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 		if rb == nil {
 			return
 		}
-		if proc != nil {
+		if isPermanent(err) {
+			a.log.Error("not restarting pre-installed plugin", "plugin", l.full, "error", err)
+			return
+		}
+		if gone != nil {
 			select {
-			case <-proc.reaped:
+			case <-gone:
 			case <-a.ctx.Done():
 				return
 			}
@@ -127,6 +144,20 @@ func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 		}
 		backoff = min(2*backoff, rb.Max)
 	}
+}
+
+// runPreinstalled runs l once, as a process or a WASM module; it returns
+// once the plugin is synchronized or failed, with a channel closed once
+// it is gone (nil if it never started).
+func (a *Adaptation) runPreinstalled(l launchSpec) (<-chan struct{}, error) {
+	if l.wasm {
+		return a.runWASM(l)
+	}
+	proc, err := a.runLaunched(l)
+	if proc == nil {
+		return nil, err
+	}
+	return proc.reaped, err
 }
 
 // runLaunched starts the plugin's process and registers it; it returns

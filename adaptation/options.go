@@ -131,6 +131,9 @@ type config struct {
 	serverOpts  []ttrpc.ServerOpt
 	recorder    MetricsRecorder
 	deprecation DeprecationRecorder
+	// WASM plugins (see wasm.go).
+	wasmCacheDir    string
+	wasmMemoryPages uint32 // 0: wasmhost's default
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 }
@@ -164,7 +167,9 @@ func positive(what string, d time.Duration) error {
 }
 
 // WithPluginDir sets the directory of pre-installed plugins (default
-// [DefaultPluginDir]). An empty path disables pre-installed plugins.
+// [DefaultPluginDir]): executables, launched as processes, and
+// WebAssembly modules, loaded in-process (see [WithWASMCacheDir]). An
+// empty path disables pre-installed plugins.
 func WithPluginDir(path string) Option {
 	return func(c *config) error { c.pluginDir = path; return nil }
 }
@@ -417,7 +422,8 @@ func WithPluginOverride(fullName string, p PluginPolicy) Option {
 }
 
 // WithRestartLaunched restarts pre-installed plugins whose process exited
-// while the Adaptation runs, waiting according to b between attempts.
+// while the Adaptation runs, and loads again WASM plugins that were
+// dropped, waiting according to b between attempts.
 func WithRestartLaunched(b Backoff) Option {
 	return func(c *config) error {
 		if err := positive("restart backoff", b.Initial); err != nil {

@@ -14,7 +14,8 @@ import (
 // endpoint is how the Adaptation reaches a plugin. Every kind of plugin
 // implements it: launched and external plugins with the ttrpc client of
 // their connection (see connEndpoint), builtin plugins with their
-// in-process service (see builtinEndpoint). How a request travels is the
+// in-process service (see builtinEndpoint), WASM plugins with their
+// module (see wasmEndpoint). How a request travels is the
 // endpoint's decision; everything else (ordering, timeouts, failure
 // handling, metrics) is the same for all kinds.
 type endpoint interface {
@@ -29,9 +30,11 @@ type endpoint interface {
 	// in-process plugin gets a clone. It returns the answer, of m's
 	// answer type.
 	call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error)
-	// garbled reports whether err, which a call returned, is not the
-	// plugin's answer but a message from it that could not be decoded.
-	garbled(err error) bool
+	// failure classifies err, which a call returned and which is neither
+	// a timeout nor a lost connection: FailureRejected if it is the
+	// plugin's answer, FailureLost if the plugin sent something that
+	// could not be decoded, FailureCrashed if the plugin crashed.
+	failure(err error) FailureKind
 	// syncParts returns the Synchronize requests of a snapshot, split to
 	// fit limit bytes each (see splitSync), as the endpoint sends them.
 	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts

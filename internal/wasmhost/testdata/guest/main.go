@@ -4,7 +4,8 @@
 // returns, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
 // runtime), "handler-panic" panics in the handler (recovered by
 // wasmguest), "alloc" allocates without limit, "fail" returns an error,
-// "print" writes to stdout and stderr and logs through env.log.
+// "print" writes to stdout and stderr and logs through env.log. Shutdown
+// prints "guest shutting down".
 package main
 
 import (
@@ -57,6 +58,9 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 }
 
 func (p *plugin) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
+
+// Shutdown says so on stdout, for the tests to see that it was called.
+func (p *plugin) Shutdown(context.Context) { fmt.Println("guest shutting down") }
 
 func init() { wasmguest.Register(&plugin{}) }
 

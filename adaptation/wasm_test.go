@@ -1,0 +1,317 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmhost"
+)
+
+// The WASM plugin of these tests is internal/wasmhost/testdata/guest,
+// built once per test binary into wasmDir and compiled once into a
+// compilation cache there that every test shares.
+var (
+	wasmDir   string
+	wasmOnce  sync.Once
+	wasmGuest string
+	wasmErr   error
+)
+
+// cleanupWASM removes what the tests built (run by TestMain).
+func cleanupWASM() {
+	if wasmDir != "" {
+		_ = os.RemoveAll(wasmDir)
+	}
+}
+
+// testGuest returns the path of the built guest module.
+func testGuest(t testing.TB) string {
+	t.Helper()
+	if c, err := wasmhost.NewCache(""); errors.Is(err, wasmhost.ErrDisabled) {
+		t.Skip("built without WASM support (nri_no_wasm)")
+	} else {
+		must(t, c.Close(context.Background()))
+	}
+	wasmOnce.Do(func() {
+		if _, err := exec.LookPath("go"); err != nil {
+			wasmErr = errors.New("no go command to build the WASM guest with")
+			return
+		}
+		wasmDir, wasmErr = os.MkdirTemp("", "nri-wasm-test-")
+		if wasmErr != nil {
+			return
+		}
+		out := filepath.Join(wasmDir, "guest.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, "../internal/wasmhost/testdata/guest")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			wasmErr = fmt.Errorf("building the WASM guest: %w\n%s", err, b)
+			return
+		}
+		if raceEnabled {
+			// A race-instrumented wazero takes most of a minute to
+			// compile the module; wasmhost's test binary built without
+			// the race detector fills the shared on-disk cache in
+			// seconds (see internal/wasmhost/helpers_test.go).
+			bin := filepath.Join(wasmDir, "precompile.test")
+			cmd := exec.Command("go", "test", "-c", "-o", bin, "../internal/wasmhost")
+			cmd.Env = append(os.Environ(), "GOFLAGS=")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				wasmErr = fmt.Errorf("building wasmhost's test binary without the race detector: %w\n%s", err, b)
+				return
+			}
+			cmd = exec.Command(bin)
+			cmd.Env = append(os.Environ(), "WASMHOST_TEST_PRECOMPILE="+out+string(os.PathListSeparator)+filepath.Join(wasmDir, "cache"))
+			if b, err := cmd.CombinedOutput(); err != nil {
+				wasmErr = fmt.Errorf("precompiling the WASM guest: %w\n%s", err, b)
+				return
+			}
+		}
+		wasmGuest = out
+	})
+	if wasmErr != nil {
+		t.Fatal(wasmErr)
+	}
+	return wasmGuest
+}
+
+// installWASM copies the guest into the runtime's plugin directory as
+// full, not executable (c-shared output is 0644).
+func installWASM(t testing.TB, rt *testRuntime, full string) {
+	t.Helper()
+	code, err := os.ReadFile(testGuest(t))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(rt.dir, full), code, 0o644))
+}
+
+// wasmOptions are the options of every WASM test runtime: the shared
+// compilation cache, short timeouts.
+func wasmOptions(t testing.TB, timeout time.Duration) []Option {
+	testGuest(t)
+	return []Option{
+		WithWASMCacheDir(filepath.Join(wasmDir, "cache")),
+		WithRequestTimeout(timeout),
+		WithDisabledExternalConnections(),
+	}
+}
+
+// createNamed makes a CreateContainer request for a container named name
+// in pod 0 and returns the environment of the merged adjustment.
+func createNamed(t testing.TB, a *Adaptation, i int, name string) (map[string]string, time.Duration, error) {
+	t.Helper()
+	ctr := testCtr(0, i)
+	ctr.Name = name
+	start := time.Now()
+	rsp, err := a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: ctr})
+	took := time.Since(start)
+	env := map[string]string{}
+	for _, kv := range rsp.GetAdjust().GetEnv() {
+		env[kv.GetKey()] = kv.GetValue()
+	}
+	return env, took, err
+}
+
+// TestWASMPlugin checks a WASM plugin loaded from the plugin directory:
+// its kind, its configuration file, its adjustment merged with a builtin
+// plugin's, its output in the log under its name, and Shutdown on Stop.
+func TestWASMPlugin(t *testing.T) {
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second), WithBuiltinPlugin("20", "inproc", &inproc{}))...)
+	installWASM(t, rt, "10-wasm")
+	must(t, os.WriteFile(filepath.Join(rt.conf, "10-wasm.conf"), []byte("from the config dir"), 0o644))
+	rt.start(t)
+
+	info, ok := rt.plugin("10-wasm")
+	if !ok {
+		t.Fatalf("WASM plugin not registered: %+v", rt.a.Plugins())
+	}
+	if info.Kind != KindWASM || info.Kind.String() != "wasm" || info.State != StateActive {
+		t.Errorf("plugin info %+v, want kind wasm, active", info)
+	}
+	env, _, err := createNamed(t, rt.a, 1, "adjust")
+	must(t, err)
+	if env["WASM_GUEST"] != "configured=from the config dir" || env["INPROC"] != "1" {
+		t.Errorf("environment %v, want the WASM plugin's and the builtin plugin's", env)
+	}
+	if _, _, err := createNamed(t, rt.a, 2, "print"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"hello on stdout", "hello on stderr", "hello through env.log"} {
+		rt.logs.wait(t, "guest output "+line, func(r logRecord) bool {
+			return r.msg == line && r.attrs["plugin"] == "10-wasm"
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	must(t, rt.a.Stop(ctx))
+	rt.logs.wait(t, "Shutdown on Stop", func(r logRecord) bool {
+		return r.msg == "guest shutting down" && r.attrs["plugin"] == "10-wasm"
+	})
+}
+
+// TestWASMContainment checks that a WASM plugin that loops forever,
+// panics again and again or allocates without limit is contained: each
+// request returns within twice the request timeout with the other
+// plugin's adjustment, the runtime serves requests from another goroutine
+// throughout, and, with a failure policy that keeps it, the plugin gets a
+// fresh instance (its configuration replayed) after each crash.
+func TestWASMContainment(t *testing.T) {
+	const timeout = time.Second
+	keep := PluginPolicy{FailurePolicy: &api.FailurePolicy{KeepConnected: true}}
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, timeout),
+		WithBuiltinPlugin("20", "inproc", &inproc{}),
+		WithWASMMemoryLimit(64<<20),
+		WithPluginOverride("10-wasm", keep))...)
+	installWASM(t, rt, "10-wasm")
+	must(t, os.WriteFile(filepath.Join(rt.conf, "10-wasm.conf"), []byte("kept"), 0o644))
+	rt.start(t)
+
+	// Another goroutine creates containers throughout; each must succeed
+	// with the builtin plugin's adjustment within the bound.
+	stop := make(chan struct{})
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		served   int
+		failures []string
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 1000; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			env, took, err := createNamed(t, rt.a, i, fmt.Sprintf("bystander-%d", i))
+			mu.Lock()
+			switch {
+			case err != nil:
+				failures = append(failures, err.Error())
+			case env["INPROC"] != "1":
+				failures = append(failures, fmt.Sprintf("no builtin adjustment: %v", env))
+			case took > 2*timeout+time.Second:
+				failures = append(failures, fmt.Sprintf("took %v", took))
+			}
+			served++
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+
+	i := 1
+	for _, fault := range []string{"loop", "panic", "panic", "panic", "alloc", "sleep"} {
+		env, took, err := createNamed(t, rt.a, i, fault)
+		i++
+		if err != nil {
+			t.Errorf("%s: request failed (the policy does not fail requests): %v", fault, err)
+		}
+		if took > 2*timeout+time.Second {
+			t.Errorf("%s: took %v, want at most about twice the request timeout %v", fault, took, timeout)
+		}
+		if env["INPROC"] != "1" || env["WASM_GUEST"] != "" {
+			t.Errorf("%s: environment %v, want only the builtin plugin's", fault, env)
+		}
+		// The next call runs on a fresh instance, configured again.
+		env, _, err = createNamed(t, rt.a, i, "adjust")
+		i++
+		if err != nil || env["WASM_GUEST"] != "configured=kept" {
+			t.Errorf("after %s: environment %v, error %v; want the WASM plugin's adjustment", fault, env, err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) > 0 || served == 0 {
+		t.Errorf("bystander requests: %d served, failures: %v", served, failures)
+	}
+	if info, ok := rt.plugin("10-wasm"); !ok || info.State != StateActive {
+		t.Errorf("WASM plugin not kept: %+v", rt.a.Plugins())
+	}
+	count := func(prefix string) int {
+		return len(rt.logs.find(func(r logRecord) bool {
+			return strings.HasPrefix(r.msg, prefix) && r.attrs["plugin"] == "10-wasm"
+		}))
+	}
+	// The loop and the sleep time out, the panics crash; the allocation
+	// crashes when the guest finds no more memory, or times out if its
+	// garbage collector thrashes near the limit first.
+	crashes, timeouts := count("plugin crashed, keeping it"), count("plugin timed out, keeping it")
+	if crashes < 3 || crashes+timeouts != 6 {
+		t.Errorf("%d crash and %d timeout log lines, want 3 or 4 crashes and 6 faults", crashes, timeouts)
+	}
+}
+
+// TestWASMDropped checks the default failure policy: a crashed WASM
+// plugin is dropped and its request goes on without it; with restarts it
+// is loaded again and serves.
+func TestWASMDropped(t *testing.T) {
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second),
+		WithRestartLaunched(Backoff{Initial: 100 * time.Millisecond, Max: time.Second}))...)
+	installWASM(t, rt, "10-wasm")
+	rt.start(t)
+
+	if _, _, err := createNamed(t, rt.a, 1, "panic"); err != nil {
+		t.Fatalf("request failed (the default policy does not fail requests): %v", err)
+	}
+	rt.logs.wait(t, "drop", func(r logRecord) bool {
+		return r.msg == "plugin disconnected" && r.attrs["plugin"] == "10-wasm" && strings.HasPrefix(r.attrs["reason"], "crashed during")
+	})
+	rt.logs.wait(t, "reload", func(r logRecord) bool {
+		return r.msg == "restarting pre-installed plugin" && r.attrs["plugin"] == "10-wasm"
+	})
+	deadline := time.Now().Add(hangGuard)
+	for {
+		if info, ok := rt.plugin("10-wasm"); ok && info.State == StateActive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("WASM plugin not loaded again: %+v", rt.a.Plugins())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	env, _, err := createNamed(t, rt.a, 2, "adjust")
+	if err != nil || env["WASM_GUEST"] != "configured=" {
+		t.Errorf("after reloading: environment %v, error %v", env, err)
+	}
+}
+
+// TestWASMBadModules checks the log lines of files the runtime cannot
+// use: a module that is not an NRI plugin (an empty module) is refused
+// with what it lacks and not loaded again; a plain file is skipped as
+// neither executable nor WASM. The runtime starts regardless.
+func TestWASMBadModules(t *testing.T) {
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second),
+		WithRestartLaunched(Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}))...)
+	empty := append([]byte(nil), wasmMagic[:]...)
+	must(t, os.WriteFile(filepath.Join(rt.dir, "10-empty"), empty, 0o644))
+	must(t, os.WriteFile(filepath.Join(rt.dir, "20-text"), []byte("not a plugin\n"), 0o644))
+	rt.start(t)
+
+	failed := rt.logs.wait(t, "load failure", func(r logRecord) bool {
+		return r.msg == "pre-installed plugin failed to start" && r.attrs["plugin"] == "10-empty"
+	})
+	if e := failed.attrs["error"]; !strings.Contains(e, "not an NRI plugin module") || !strings.Contains(e, "missing exports") {
+		t.Errorf("load error %q, want the missing exports", e)
+	}
+	rt.logs.wait(t, "no retry", func(r logRecord) bool {
+		return r.msg == "not restarting pre-installed plugin" && r.attrs["plugin"] == "10-empty"
+	})
+	rt.logs.wait(t, "text file skipped", func(r logRecord) bool {
+		return strings.HasPrefix(r.msg, "skipping file in plugin directory: neither executable nor") &&
+			strings.HasSuffix(r.attrs["path"], "20-text")
+	})
+	if len(rt.a.Plugins()) != 0 {
+		t.Errorf("plugins %+v, want none", rt.a.Plugins())
+	}
+}
