@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -18,20 +20,50 @@ import (
 // runtimeFlags are the flags of the commands that run the simulated
 // runtime.
 type runtimeFlags struct {
-	output     string
-	plugins    []string
-	pluginDirs []string
-	calls      bool
-	reqTimeout time.Duration
+	output          string
+	plugins         []string
+	pluginDirs      []string
+	calls           bool
+	reqTimeout      time.Duration
+	wasmCacheDir    string
+	wasmMemoryLimit string
 }
 
 func (f *runtimeFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
-	fl.StringArrayVar(&f.plugins, "plugin", nil, "also launch this plugin executable, named IDX-NAME (repeatable)")
-	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also launch the IDX-NAME executables in this directory (repeatable)")
+	fl.StringArrayVar(&f.plugins, "plugin", nil, "also run this plugin, named IDX-NAME: an executable, or a WASM module (loaded in-process; need not be executable) (repeatable)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also run the IDX-NAME executables and WASM modules in this directory (repeatable)")
 	fl.BoolVar(&f.calls, "calls", false, "list every plugin request with its latency in the text output")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 2*time.Second, "time a plugin has to answer one event")
+	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", defaultWASMCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs), so that later runs load them in a fraction of a second; "" compiles them at every run`)
+	fl.StringVar(&f.wasmMemoryLimit, "wasm-memory-limit", "", "linear memory limit of each WASM plugin instance, such as 64Mi (64Ki to 4Gi; default: the runtime library's, 128Mi)")
+}
+
+// defaultWASMCacheDir is the default --wasm-cache-dir: nrikit/wasm in
+// the user's cache directory ($XDG_CACHE_HOME or ~/.cache on Linux), or
+// "" (no cache) without one.
+func defaultWASMCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "nrikit", "wasm")
+}
+
+// wasmMemoryLimitBytes parses --wasm-memory-limit; 0 means the default.
+func (f *runtimeFlags) wasmMemoryLimitBytes() (uint64, error) {
+	if f.wasmMemoryLimit == "" {
+		return 0, nil
+	}
+	n, err := scenario.ParseQuantity(f.wasmMemoryLimit)
+	if err != nil {
+		return 0, codef(exitUsage, "invalid --wasm-memory-limit: %v", err)
+	}
+	if n < 64<<10 || n > 4<<30 {
+		return 0, codef(exitUsage, "invalid --wasm-memory-limit %s: want 64Ki to 4Gi", f.wasmMemoryLimit)
+	}
+	return uint64(n), nil
 }
 
 func (f *runtimeFlags) check() error {
@@ -41,7 +73,8 @@ func (f *runtimeFlags) check() error {
 	if f.reqTimeout <= 0 {
 		return codef(exitUsage, "invalid --request-timeout %v", f.reqTimeout)
 	}
-	return nil
+	_, err := f.wasmMemoryLimitBytes()
+	return err
 }
 
 // loadScenario reads the scenario file, or parses the embedded one.
@@ -85,6 +118,14 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	}
 	for _, d := range f.pluginDirs {
 		opts = append(opts, simulator.WithExtraPluginDir(d))
+	}
+	opts = append(opts, simulator.WithWASMCacheDir(f.wasmCacheDir))
+	limit, err := f.wasmMemoryLimitBytes()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 {
+		opts = append(opts, simulator.WithWASMMemoryLimit(limit))
 	}
 	return append(opts, extra...), nil
 }

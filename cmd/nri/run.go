@@ -20,13 +20,17 @@ func newRunCommand(g *globals) *cobra.Command {
 		Long: `Play a scenario (a YAML file; without one, the built-in default scenario) through a
 simulated container runtime built on nrikit's runtime library. The scenario's plugins, and
 those given with --plugin and --plugin-dir, are launched as processes through the runtime's
-plugin directory, as containerd or CRI-O launch pre-installed plugins. The output is a
-timeline of events (which plugins were called and which were filtered out, what each
-changed, rejections, latencies), then every container's final OCI spec as a diff against
-the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
+plugin directory, as containerd or CRI-O launch pre-installed plugins; WebAssembly plugin
+modules there are loaded in-process (their compiled code cached in --wasm-cache-dir). The
+output is a timeline of events (which plugins were called and which were filtered out, what
+each changed, rejections, latencies), then every container's final OCI spec as a diff
+against the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
 		Example: `  nri run
   nri run internal/examples/default.yaml --output json
-  nri run my.yaml --plugin ./50-myplugin --log-level info`,
+  nri run my.yaml --plugin ./50-myplugin --log-level info
+
+  # A WebAssembly plugin, built from Go by nri run (needs the Go toolchain).
+  nri run internal/examples/wasm.yaml`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {

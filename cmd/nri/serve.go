@@ -35,8 +35,9 @@ any language. nri serve waits until --wait-plugins plugins have registered (and 
 synchronized), plays the scenario (by default the built-in serve scenario, internal/examples/serve.yaml)
 and prints the report. Registration failures are printed as they happen, with the reason the
 runtime gave the plugin. If the plugins do not register within --timeout, nri serve exits
-with status 4, naming what is missing. With --keep it keeps serving after the report, until
-interrupted. With --metrics-addr it serves the runtime library's Prometheus metrics
+with status 4, naming what is missing. The scenario's plugins and those of --plugin and
+--plugin-dir (executables, or WebAssembly modules loaded in-process) take part as in nri run.
+With --keep it keeps serving after the report, until interrupted. With --metrics-addr it serves the runtime library's Prometheus metrics
 (nri_plugin_requests_total, ...) at /metrics on that TCP address.`,
 		Example: `  # Terminal 1: wait for one plugin.
   nri serve --socket /tmp/nri.sock --wait-plugins 1

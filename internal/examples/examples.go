@@ -1,7 +1,9 @@
 // Package examples holds the scenario files of the nri command, embedded
 // so that `nri run` works from a bare binary: default.yaml is the
 // scenario `nri run` plays without an argument, serve.yaml a starting
-// point for testing external plugins with `nri serve`.
+// point for testing external plugins with `nri serve`. wasm.yaml, not
+// embedded, plays a WebAssembly plugin that `nri run` builds from the Go
+// package wasm-env next to it.
 package examples
 
 import _ "embed"

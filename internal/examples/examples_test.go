@@ -3,6 +3,7 @@ package examples_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/nrikit/nrikit/internal/examples"
@@ -66,5 +67,36 @@ func TestDefaultScenarioShape(t *testing.T) {
 	}
 	if rejections != 1 || len(sc.Policy) == 0 {
 		t.Errorf("%d expected rejections, %d policy rules", rejections, len(sc.Policy))
+	}
+}
+
+// TestWASMScenarioShape checks what wasm.yaml promises: a plugin built
+// from the Go package wasm-env (WASM source present) and a creation whose
+// expectations only that plugin meets.
+func TestWASMScenarioShape(t *testing.T) {
+	sc, err := scenario.Load("wasm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wasm *scenario.Plugin
+	for _, p := range sc.Plugins {
+		if p.WASMPackage != "" {
+			wasm = p
+		}
+	}
+	if wasm == nil {
+		t.Fatal("no plugin with wasmPackage")
+	}
+	if _, err := os.Stat(filepath.Join(sc.Dir, wasm.WASMPackage, "main.go")); err != nil {
+		t.Errorf("the WASM plugin's source: %v", err)
+	}
+	expected := 0
+	for _, st := range sc.Steps {
+		if st.Expect != nil && slices.Contains(st.Expect.Env, "WASM_ENV_POD=demo/shop") {
+			expected++
+		}
+	}
+	if expected != 1 {
+		t.Errorf("%d steps expect the WASM plugin's WASM_ENV_POD, want 1", expected)
 	}
 }

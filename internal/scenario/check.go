@@ -151,11 +151,31 @@ func (c *checker) checkPlugins() {
 			c.errorf(p.Line, "plugin %q defined twice (first at line %d)", p.FullName(), prev)
 		}
 		seen[p.FullName()] = p.Line
+		if p.WASMPackage != "" {
+			c.checkWASMPackage(p, i)
+		}
 		for name := range p.Files {
 			clean := filepath.Clean(name)
 			if name == "" || filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
 				c.errorf(c.line("plugins", i, "files"), "plugin %q: file %q must be a relative path inside the plugin's directory", p.FullName(), name)
 			}
+		}
+	}
+}
+
+// checkWASMPackage checks a plugin built from a Go package into a WASM
+// module: it has no process to pass arguments to, and no working
+// directory for files.
+func (c *checker) checkWASMPackage(p *Plugin, i int) {
+	if p.Path != "" {
+		c.errorf(c.line("plugins", i, "wasmPackage"), "plugin %q: give path or wasmPackage, not both", p.FullName())
+	}
+	for _, key := range []struct {
+		name string
+		set  bool
+	}{{"args", len(p.Args) > 0}, {"files", len(p.Files) > 0}} {
+		if key.set {
+			c.errorf(c.line("plugins", i, key.name), "plugin %q: a WASM plugin (wasmPackage) takes no %s: it runs in the runtime, without a command line or a file system", p.FullName(), key.name)
 		}
 	}
 }

@@ -36,7 +36,10 @@
 //	      hooks.d/x.json: "{...}"
 //	  - name: mine
 //	    index: "50"
-//	    path: ./bin/my-plugin     # ... or an executable (relative to the scenario file)
+//	    path: ./bin/my-plugin     # ... or an executable or a WASM module (relative to the scenario file)
+//	  - name: wasm-env
+//	    index: "60"
+//	    wasmPackage: ./wasm-env   # ... or a Go package built into a WASM module (no args, no files)
 //	defaultValidator:             # the default validator (validator.Config)
 //	  enable: true
 //	  rejectOCIHookAdjustment: true
@@ -57,6 +60,10 @@
 //	  - removePod: web
 //	  - createContainer: other
 //	    expectError: rejected     # the step must fail, with this text in the error
+//	  - createContainer: app
+//	    expect:                   # the container's spec afterwards must hold these
+//	      env: [WASM_ENV=hello]
+//	      annotations: {example.com/key: value}
 //
 // Decoding is strict: unknown keys, duplicate keys and values of the wrong
 // type are errors, and every error names the file and line, such as
@@ -64,7 +71,9 @@
 //	scenario.yaml:12: container "c1": unknown pod "gpu"
 //
 // A step without expectError must succeed; one with it must fail with an
-// error containing the text. [Scenario.Check] reports other mistakes
+// error containing the text. A container step with expect must succeed
+// and leave the container's OCI spec with those environment entries and
+// annotations. [Scenario.Check] reports other mistakes
 // (steps in an impossible order, such as creating a container of a pod
 // that is not running) before anything runs.
 package scenario

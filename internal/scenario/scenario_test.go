@@ -114,6 +114,20 @@ func TestParseErrors(t *testing.T) {
 		{"validator not enabled", "defaultValidator:\n  rejectOCIHookAdjustment: true\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
 			"s.yaml:2: defaultValidator has rules but is not enabled"},
 		{"two documents", "pods: [{name: p}]\nsteps: [{runPod: p}]\n---\nname: x\n", "s.yaml:3: a scenario file holds one YAML document"},
+		{"wasm package with files", "plugins:\n  - name: w\n    index: \"10\"\n    wasmPackage: ./w\n    files: {a: b}\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
+			`s.yaml:5: plugin "10-w": a WASM plugin (wasmPackage) takes no files`},
+		{"wasm package with args", "plugins:\n  - name: w\n    index: \"10\"\n    wasmPackage: ./w\n    args: [-x]\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
+			`s.yaml:5: plugin "10-w": a WASM plugin (wasmPackage) takes no args`},
+		{"wasm package and path", "plugins:\n  - name: w\n    index: \"10\"\n    path: ./x\n    wasmPackage: ./w\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
+			`s.yaml:5: plugin "10-w": give path or wasmPackage, not both`},
+		{"expect on a pod step", "pods: [{name: p}]\nsteps:\n  - runPod: p\n    expect: {env: [A=1]}\n",
+			"s.yaml:4: step runPod: expect only goes with container steps"},
+		{"expect with expectError", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n    expectError: x\n    expect: {env: [A=1]}\n",
+			"s.yaml:7: step createContainer c: expect and expectError exclude each other"},
+		{"empty expect", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n    expect: {}\n",
+			"s.yaml:6: step createContainer c: expect checks nothing"},
+		{"bad expected env", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n    expect:\n      env: [A=1, B]\n",
+			`s.yaml:7: step createContainer c: expected environment entry "B" is not KEY=VALUE`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("s.yaml", []byte(tc.yaml))
@@ -128,6 +142,23 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %v is not a *scenario.Error for s.yaml", err)
 			}
 		})
+	}
+}
+
+func TestParseWASMAndExpect(t *testing.T) {
+	text := "plugins:\n  - name: w\n    index: \"10\"\n    wasmPackage: ./w\n    config: x\n" +
+		"pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n" +
+		"    expect:\n      env: [A=1]\n      annotations: {k: v}\n"
+	s, err := Parse("s.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Plugins[0]; p.WASMPackage != "./w" || p.Config != "x" {
+		t.Errorf("plugin %+v", p)
+	}
+	e := s.Steps[1].Expect
+	if e == nil || len(e.Env) != 1 || e.Env[0] != "A=1" || e.Annotations["k"] != "v" {
+		t.Errorf("expect %+v", e)
 	}
 }
 

@@ -42,6 +42,7 @@ func (c *checker) checkSteps(pods map[string]*Pod) {
 		if !c.resolveStep(st, pods) {
 			continue
 		}
+		c.checkExpect(st, i)
 		if msg := transition(st, podStates, ctrStates, c.s.Containers); msg != "" {
 			c.errorf(st.Line, "step %d (%s %s): %s", i+1, st.Action, st.Target(), msg)
 		}
@@ -95,6 +96,28 @@ func (c *checker) resolveStep(st *Step, pods map[string]*Pod) bool {
 	}
 	st.Container, st.Pod = ctr, pods[ctr.Pod]
 	return true
+}
+
+// checkExpect checks a step's expect: only container steps expected to
+// succeed have a spec to check.
+func (c *checker) checkExpect(st *Step, i int) {
+	if st.Expect == nil {
+		return
+	}
+	line := c.line("steps", i, "expect")
+	switch {
+	case st.Action.IsPodAction():
+		c.errorf(line, "step %s: expect only goes with container steps", st.Action)
+	case st.ExpectError != "":
+		c.errorf(line, "step %s %s: expect and expectError exclude each other (a failed step leaves the spec as proposed)", st.Action, st.Target())
+	case len(st.Expect.Env) == 0 && len(st.Expect.Annotations) == 0:
+		c.errorf(line, "step %s %s: expect checks nothing (env: [KEY=VALUE], annotations: {key: value})", st.Action, st.Target())
+	}
+	for j, kv := range st.Expect.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			c.errorf(c.line("steps", i, "expect", "env", j), "step %s %s: expected environment entry %q is not KEY=VALUE", st.Action, st.Target(), kv)
+		}
+	}
 }
 
 // transition applies the step to the tracked states; it returns why the

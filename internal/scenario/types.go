@@ -87,15 +87,23 @@ type Plugin struct {
 	Name string `yaml:"name"`
 	// Index is the two-digit index.
 	Index string `yaml:"index"`
-	// Path is an executable to launch instead of a sample plugin.
+	// Path is an executable to launch instead of a sample plugin, or a
+	// WebAssembly plugin module (a file starting with the WASM magic
+	// bytes), which the runtime loads in-process.
 	Path string `yaml:"path"`
+	// WASMPackage is a Go package directory (relative to the scenario
+	// file) built into a WebAssembly plugin module with the Go toolchain
+	// (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared) before the run,
+	// instead of a sample plugin or Path.
+	WASMPackage string `yaml:"wasmPackage"`
 	// Args are extra command-line arguments (such as a sample plugin's
 	// scope flags, "-pod-selector=accel=gpu").
 	Args []string `yaml:"args"`
 	// Config is sent to the plugin in its Configure request.
 	Config string `yaml:"config"`
 	// Files are written into the plugin's working directory (relative
-	// paths, no "..") before it is launched.
+	// paths, no "..") before it is launched. WASM plugins have no
+	// working directory (a guest has no file system).
 	Files map[string]string `yaml:"files"`
 
 	// Line is where the plugin is defined.
@@ -174,6 +182,9 @@ type Step struct {
 	// ExpectError makes the step succeed only if it fails with an error
 	// containing this text.
 	ExpectError string `yaml:"expectError"`
+	// Expect is what the container's OCI spec must hold after a
+	// container step that succeeded.
+	Expect *Expect `yaml:"expect"`
 
 	// Action is the step's action, set by decoding.
 	Action Action `yaml:"-"`
@@ -183,6 +194,15 @@ type Step struct {
 	Container *Container `yaml:"-"`
 	// Line is where the step is defined.
 	Line int `yaml:"-"`
+}
+
+// Expect is what a container step checks in the container's OCI spec
+// afterwards, such as the changes a plugin is expected to have made.
+type Expect struct {
+	// Env are KEY=VALUE entries the process environment must contain.
+	Env []string `yaml:"env"`
+	// Annotations the spec must carry, with these values.
+	Annotations map[string]string `yaml:"annotations"`
 }
 
 // targets returns the step's action fields by action.

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,8 @@ import (
 type installed struct {
 	full string
 	args []string
-	line int // scenario line, 0 for extra plugins
+	line int  // scenario line, 0 for extra plugins
+	wasm bool // a WASM module, which the runtime loads in-process
 }
 
 // shellQuote quotes s for /bin/sh.
@@ -36,22 +38,20 @@ func launcherScript(workDir, exe string, args []string) string {
 
 // installPlugins fills pluginDir, confDir and a working directory per
 // plugin under dataDir with the scenario's plugins and the extra ones.
-func (s *Simulator) installPlugins(pluginDir, confDir, dataDir string) ([]installed, error) {
+// Processes are installed as launcher scripts, WASM modules as
+// themselves (built from their Go package first for wasmPackage).
+func (s *Simulator) installPlugins(ctx context.Context, pluginDir, confDir, dataDir string) ([]installed, error) {
+	extra, err := s.extraPlugins()
+	if err != nil {
+		return nil, err
+	}
 	var out []installed
 	seen := map[string]bool{}
 	for _, p := range s.sc.Plugins {
 		full := p.FullName()
-		work := filepath.Join(dataDir, full)
-		if err := writeFiles(work, p.Files); err != nil {
-			return nil, s.sc.Errorf(p.Line, "plugin %q: %v", full, err)
-		}
-		exe, args, err := s.command(p)
+		wasm, err := s.installPlugin(ctx, p, filepath.Join(pluginDir, full), filepath.Join(dataDir, full))
 		if err != nil {
 			return nil, err
-		}
-		script := launcherScript(work, exe, args)
-		if err := os.WriteFile(filepath.Join(pluginDir, full), []byte(script), 0o755); err != nil {
-			return nil, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
 		}
 		if p.Config != "" {
 			if err := os.WriteFile(filepath.Join(confDir, full+".conf"), []byte(p.Config), 0o644); err != nil {
@@ -59,13 +59,10 @@ func (s *Simulator) installPlugins(pluginDir, confDir, dataDir string) ([]instal
 			}
 		}
 		seen[full] = true
-		out = append(out, installed{full: full, args: p.Args, line: p.Line})
+		out = append(out, installed{full: full, args: p.Args, line: p.Line, wasm: wasm})
 	}
-	extra, err := s.extraPlugins()
-	if err != nil {
-		return nil, err
-	}
-	for _, path := range extra {
+	for _, e := range extra {
+		path := e.path
 		full := filepath.Base(path)
 		if seen[full] {
 			return nil, fmt.Errorf("simulator: plugin %q given twice (%s)", full, path)
@@ -78,21 +75,71 @@ func (s *Simulator) installPlugins(pluginDir, confDir, dataDir string) ([]instal
 		if err := os.Symlink(abs, filepath.Join(pluginDir, full)); err != nil {
 			return nil, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
 		}
-		out = append(out, installed{full: full})
+		out = append(out, installed{full: full, wasm: e.wasm})
 	}
 	return out, nil
 }
 
-// command returns how the scenario's plugin p is started.
+// installPlugin installs the scenario's plugin p as entry of the plugin
+// directory, with work as its working directory; it reports whether p
+// is a WASM plugin.
+func (s *Simulator) installPlugin(ctx context.Context, p *scenario.Plugin, entry, work string) (bool, error) {
+	full := p.FullName()
+	if p.WASMPackage != "" {
+		dir := s.scenarioPath(p.WASMPackage)
+		if err := checkPackageDir(dir); err != nil {
+			return false, s.sc.Errorf(p.Line, "plugin %q: %v", full, err)
+		}
+		if err := buildWASM(ctx, s.cfg.logger, full, dir, entry); err != nil {
+			return false, fmt.Errorf("%s:%d: plugin %q: %w", s.sc.File, p.Line, full, err)
+		}
+		return true, nil
+	}
+	if p.Path != "" {
+		path := s.scenarioPath(p.Path)
+		wasm, err := pluginFile(path)
+		if err != nil {
+			return false, s.sc.Errorf(p.Line, "plugin %q: %v", full, err)
+		}
+		if wasm {
+			if len(p.Args) > 0 || len(p.Files) > 0 {
+				return false, s.sc.Errorf(p.Line, "plugin %q: %s is a WASM module, which takes no args or files: it runs in the runtime, without a command line or a file system", full, path)
+			}
+			if err := os.Symlink(path, entry); err != nil {
+				return false, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
+			}
+			return true, nil
+		}
+	}
+	if err := writeFiles(work, p.Files); err != nil {
+		return false, s.sc.Errorf(p.Line, "plugin %q: %v", full, err)
+	}
+	exe, args, err := s.command(p)
+	if err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(entry, []byte(launcherScript(work, exe, args)), 0o755); err != nil {
+		return false, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
+	}
+	return false, nil
+}
+
+// scenarioPath resolves a path of the scenario against its directory,
+// into an absolute path.
+func (s *Simulator) scenarioPath(path string) string {
+	if !filepath.IsAbs(path) && s.sc.Dir != "" {
+		path = filepath.Join(s.sc.Dir, path)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path
+}
+
+// command returns how the scenario's plugin p is started as a process.
 func (s *Simulator) command(p *scenario.Plugin) (string, []string, error) {
 	if p.Path != "" {
-		exe := p.Path
-		if !filepath.IsAbs(exe) && s.sc.Dir != "" {
-			exe = filepath.Join(s.sc.Dir, exe)
-		}
-		if abs, err := filepath.Abs(exe); err == nil {
-			exe = abs
-		}
+		exe := s.scenarioPath(p.Path)
 		if info, err := os.Stat(exe); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			return "", nil, s.sc.Errorf(p.Line, "plugin %q: %s is not an executable file", p.FullName(), exe)
 		}
@@ -108,9 +155,16 @@ func (s *Simulator) command(p *scenario.Plugin) (string, []string, error) {
 	return exe, append(args, "-log-level", s.cfg.pluginLogLevel), nil
 }
 
-// extraPlugins lists the plugins added with WithExtraPlugin and
+// extraPlugin is a plugin added with WithExtraPlugin or
 // WithExtraPluginDir.
-func (s *Simulator) extraPlugins() ([]string, error) {
+type extraPlugin struct {
+	path string
+	wasm bool
+}
+
+// extraPlugins lists the plugins added with WithExtraPlugin and
+// WithExtraPluginDir: executables and WASM modules.
+func (s *Simulator) extraPlugins() ([]extraPlugin, error) {
 	paths := append([]string(nil), s.cfg.extraPlugins...)
 	for _, dir := range s.cfg.extraDirs {
 		entries, err := os.ReadDir(dir)
@@ -123,19 +177,18 @@ func (s *Simulator) extraPlugins() ([]string, error) {
 			}
 		}
 	}
+	out := make([]extraPlugin, 0, len(paths))
 	for _, p := range paths {
 		if _, _, err := api.ParsePluginName(filepath.Base(p)); err != nil {
 			return nil, fmt.Errorf("simulator: plugin %s: the file must be named IDX-NAME, such as 50-myplugin: %w", p, err)
 		}
-		info, err := os.Stat(p)
+		wasm, err := pluginFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("simulator: plugin: %w", err)
 		}
-		if info.IsDir() || info.Mode()&0o111 == 0 {
-			return nil, fmt.Errorf("simulator: plugin %s is not an executable file", p)
-		}
+		out = append(out, extraPlugin{path: p, wasm: wasm})
 	}
-	return paths, nil
+	return out, nil
 }
 
 // writeFiles creates dir and writes files (relative names) into it.

@@ -30,6 +30,8 @@ type config struct {
 	runtimeVersion      string
 	onRegistrationError func(plugin, reason string)
 	metrics             prometheus.Registerer // see WithMetrics
+	wasmCacheDir        string
+	wasmMemoryLimit     uint64
 }
 
 func defaultConfig() config {
@@ -55,14 +57,14 @@ func WithLauncher(l Launcher) Option {
 	}
 }
 
-// WithExtraPlugin adds an executable named IDX-NAME to the plugins the
-// runtime launches.
+// WithExtraPlugin adds an executable or a WebAssembly module (which
+// need not be executable) named IDX-NAME to the runtime's plugins.
 func WithExtraPlugin(path string) Option {
 	return func(c *config) error { c.extraPlugins = append(c.extraPlugins, path); return nil }
 }
 
-// WithExtraPluginDir adds the executables named IDX-NAME in dir to the
-// plugins the runtime launches.
+// WithExtraPluginDir adds the executables and WebAssembly modules named
+// IDX-NAME in dir to the runtime's plugins.
 func WithExtraPluginDir(dir string) Option {
 	return func(c *config) error { c.extraDirs = append(c.extraDirs, dir); return nil }
 }
@@ -131,4 +133,24 @@ func WithRuntime(name, version string) Option {
 // plugin the runtime refuses or fails to register, with the reason.
 func WithRegistrationErrors(f func(plugin, reason string)) Option {
 	return func(c *config) error { c.onRegistrationError = f; return nil }
+}
+
+// WithWASMCacheDir sets the directory where the runtime keeps the
+// compiled code of WASM plugins, so that a later run loads them fast.
+// The simulator creates it (mode 0700) when there is a WASM plugin. ""
+// (the default) compiles every module at every start.
+func WithWASMCacheDir(dir string) Option {
+	return func(c *config) error { c.wasmCacheDir = dir; return nil }
+}
+
+// WithWASMMemoryLimit sets the linear memory limit of every WASM plugin
+// instance, in bytes (default: the runtime library's).
+func WithWASMMemoryLimit(bytes uint64) Option {
+	return func(c *config) error {
+		if bytes == 0 {
+			return errors.New("simulator: zero WASM memory limit")
+		}
+		c.wasmMemoryLimit = bytes
+		return nil
+	}
 }

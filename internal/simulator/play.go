@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +108,8 @@ func (s *Simulator) judge(rec *report.Event, st *scenario.Step, err error) strin
 		msg = fmt.Sprintf("succeeded, but an error containing %q was expected", st.ExpectError)
 	case st.ExpectError != "" && !strings.Contains(err.Error(), st.ExpectError):
 		msg = fmt.Sprintf("failed with %q, but an error containing %q was expected", err.Error(), st.ExpectError)
+	case st.Expect != nil && err == nil:
+		msg = s.checkExpect(st)
 	}
 	if rec != nil {
 		s.tl.mu.Lock()
@@ -114,6 +118,44 @@ func (s *Simulator) judge(rec *report.Event, st *scenario.Step, err error) strin
 		s.tl.mu.Unlock()
 	}
 	return msg
+}
+
+// checkExpect compares the container's spec after the step with the
+// step's expect; it returns what is missing, or "".
+func (s *Simulator) checkExpect(st *scenario.Step) string {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	spec := s.store.ctrs[st.Container.ID].spec
+	var env []string
+	var annotations map[string]string
+	if spec != nil {
+		annotations = spec.Annotations
+		if spec.Process != nil {
+			env = spec.Process.Env
+		}
+	}
+	var missingEnv, missingAnnotations []string
+	for _, kv := range st.Expect.Env {
+		if !slices.Contains(env, kv) {
+			missingEnv = append(missingEnv, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(st.Expect.Annotations)) {
+		if got, ok := annotations[k]; !ok || got != st.Expect.Annotations[k] {
+			missingAnnotations = append(missingAnnotations, k+"="+st.Expect.Annotations[k])
+		}
+	}
+	var missing []string
+	if len(missingEnv) > 0 {
+		missing = append(missing, "env "+strings.Join(missingEnv, ", "))
+	}
+	if len(missingAnnotations) > 0 {
+		missing = append(missing, "annotations "+strings.Join(missingAnnotations, ", "))
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "the container's spec lacks the expected " + strings.Join(missing, "; ")
 }
 
 // precondition checks at run time what the scenario check assumed: an

@@ -21,7 +21,10 @@
 // simulator writes a launcher script IDX-NAME per plugin into a temporary
 // plugin directory (it changes into the plugin's working directory, where
 // the plugin's files are, and execs the plugin), and the plugin's
-// configuration into a temporary configuration directory.
+// configuration into a temporary configuration directory. A WASM plugin
+// (a module given as a path, or a Go package the simulator builds into
+// one) is put there as the module itself, which the runtime loads
+// in-process.
 package simulator
 
 import (
@@ -84,7 +87,7 @@ func New(sc *scenario.Scenario, opts ...Option) (*Simulator, error) {
 // the report, and told to WithRegistrationErrors). With WithSocketPath
 // the runtime then accepts external plugins.
 func (s *Simulator) Start(ctx context.Context) error {
-	a, err := s.prepare()
+	a, err := s.prepare(ctx)
 	if err != nil {
 		return err
 	}
@@ -94,28 +97,31 @@ func (s *Simulator) Start(ctx context.Context) error {
 	return nil
 }
 
-// prepare creates the work directory and the runtime.
-func (s *Simulator) prepare() (*adaptation.Adaptation, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.workDir != "" {
-		return nil, errors.New("simulator: already started")
-	}
-	work, err := os.MkdirTemp("", "nri-simulator-")
+// prepare creates the work directory and the runtime. The plugins are
+// installed (which may build WASM plugins, taking long) without holding
+// s.mu.
+func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error) {
+	work, err := s.makeWorkDir()
 	if err != nil {
-		return nil, fmt.Errorf("simulator: %w", err)
+		return nil, err
 	}
-	s.workDir = work
 	pluginDir, confDir, dataDir := filepath.Join(work, "plugins"), filepath.Join(work, "conf.d"), filepath.Join(work, "data")
 	for _, d := range []string{pluginDir, confDir, dataDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}
-	inst, err := s.installPlugins(pluginDir, confDir, dataDir)
+	inst, err := s.installPlugins(ctx, pluginDir, confDir, dataDir)
 	if err != nil {
 		return nil, err
 	}
+	if dir := s.cfg.wasmCacheDir; dir != "" && hasWASM(inst) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("simulator: WASM cache directory: %w", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.installed = inst
 	opts, err := s.adaptationOptions(pluginDir, confDir)
 	if err != nil {
@@ -127,6 +133,26 @@ func (s *Simulator) prepare() (*adaptation.Adaptation, error) {
 	}
 	s.a = a
 	return a, nil
+}
+
+// hasWASM reports whether a WASM plugin is installed.
+func hasWASM(inst []installed) bool {
+	return slices.ContainsFunc(inst, func(p installed) bool { return p.wasm })
+}
+
+// makeWorkDir creates the work directory, once.
+func (s *Simulator) makeWorkDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.workDir != "" {
+		return "", errors.New("simulator: already started")
+	}
+	work, err := os.MkdirTemp("", "nri-simulator-")
+	if err != nil {
+		return "", fmt.Errorf("simulator: %w", err)
+	}
+	s.workDir = work
+	return work, nil
 }
 
 func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.Option, error) {
@@ -158,6 +184,12 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 	opts = append(opts, s.validatorOptions()...)
 	if s.cfg.metrics != nil {
 		opts = append(opts, adaptation.WithMetrics(s.cfg.metrics))
+	}
+	if s.cfg.wasmCacheDir != "" && hasWASM(s.installed) {
+		opts = append(opts, adaptation.WithWASMCacheDir(s.cfg.wasmCacheDir))
+	}
+	if s.cfg.wasmMemoryLimit != 0 {
+		opts = append(opts, adaptation.WithWASMMemoryLimit(s.cfg.wasmMemoryLimit))
 	}
 	return opts, nil
 }
