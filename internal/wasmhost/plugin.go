@@ -76,7 +76,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p := &Plugin{
 		name: name, path: path, log: log, opts: opts,
 		stdout: &lineWriter{log: log, level: slog.LevelInfo, stream: "stdout"},
-		stderr: &lineWriter{log: log, level: slog.LevelWarn, stream: "stderr"},
+		stderr: &lineWriter{log: log, level: slog.LevelInfo, stream: "stderr"},
 		turn:   make(chan struct{}, 1),
 	}
 	if err := p.setup(ctx, code); err != nil {

@@ -186,7 +186,7 @@ func TestOutputIsLogged(t *testing.T) {
 	}
 	for _, want := range []string{
 		`level=INFO msg="hello on stdout" plugin=30-printer stream=stdout`,
-		`level=WARN msg="hello on stderr" plugin=30-printer stream=stderr`,
+		`level=INFO msg="hello on stderr" plugin=30-printer stream=stderr`,
 		`level=WARN msg="hello through env.log" plugin=30-printer stream=env.log`,
 	} {
 		if !logs.contains(want) {
