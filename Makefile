@@ -37,7 +37,7 @@ test-unit:
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
 test-nowasm:
-	$(GO) test -tags nri_no_wasm -count=1 -run 'WASM|Disabled' ./internal/wasmhost ./adaptation
+	$(GO) test -tags nri_no_wasm -count=1 -run 'WASM|Disabled' ./internal/wasmhost ./adaptation ./conformance/...
 
 ## test-js: the JavaScript plugin's own unit tests (node's test runner), then the Go tests that run it
 ## (required to run: NRIKIT_REQUIRE_JS makes them fail instead of skip if node or its packages are missing).

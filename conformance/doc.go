@@ -7,7 +7,10 @@
 // environment) or accepts one external plugin on a socket, and drives it
 // through registration, configuration, single and chunked Synchronize, every
 // subscribed event, events it did not subscribe to, Shutdown and the closing
-// of the socket. CheckRuntime plays a plugin against a runtime's socket.
+// of the socket. A WASM plugin module is loaded in-process instead, as
+// nrikit's runtime loads one, and gets every check that does not need a
+// connection; those that do are reported skipped. CheckRuntime plays a
+// plugin against a runtime's socket.
 //
 // The runtime side is written directly with the mux package, ttrpc and the
 // generated api services rather than with the adaptation package, so that

@@ -12,5 +12,11 @@ func TestMain(m *testing.M) {
 		// A helper plugin process: TestHelperProcess exits by itself.
 		os.Exit(m.Run())
 	}
-	goleak.VerifyTestMain(m)
+	if v := os.Getenv(precompileEnv); v != "" {
+		os.Exit(precompile(v))
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeWASMWorkDir()
+		os.Exit(code)
+	}))
 }

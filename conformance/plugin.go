@@ -15,7 +15,10 @@ import (
 
 // Names of the plugin checks, as they appear in a Report. The checks of the
 // subscribed events are named by EventCheckName. CheckLatency and
-// CheckProbe are informational.
+// CheckProbe are informational. A WASM plugin module (see
+// PluginConfig.Command) is loaded instead of launched (CheckLoads), and
+// CheckRegisters, CheckIdentity and CheckCloses, which check a
+// connection, are reported skipped for it.
 const (
 	CheckRegisters    = "registers within the timeout"
 	CheckIdentity     = "valid name and index"
@@ -57,6 +60,11 @@ type PluginConfig struct {
 	// as file descriptor 3 and NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and
 	// NRI_PLUGIN_IDX in its environment. Exactly one of Command, Listen
 	// and Listener must be set.
+	//
+	// A Command of one file that starts with the WebAssembly magic
+	// (\0asm, version 1), whatever its name and mode, is a WASM plugin
+	// module: it is loaded in-process, as nrikit's runtime loads one from
+	// its plugin directory, and driven through its exports.
 	Command []string
 	// Env is added to a launched plugin's environment (KEY=VALUE).
 	Env []string
@@ -88,8 +96,13 @@ type PluginConfig struct {
 	// AcceptTimeout bounds the wait for an external plugin to connect
 	// (default DefaultAcceptTimeout).
 	AcceptTimeout time.Duration
-	// Output receives a copy of a launched plugin's stdout and stderr.
+	// Output receives a copy of a launched plugin's stdout and stderr,
+	// or of a WASM plugin's log (its output and the host's messages).
 	Output io.Writer
+	// WASMCacheDir is the on-disk compilation cache of a WASM plugin
+	// module (created if missing): a module compiled once loads in a
+	// fraction of the time. "" for none.
+	WASMCacheDir string
 }
 
 func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
@@ -133,9 +146,18 @@ func defaultDuration(d *time.Duration, def time.Duration) {
 type pluginCheck struct {
 	cfg   PluginConfig
 	rec   recorder
-	sess  *pluginSession
-	proc  *process // nil for an external plugin
+	sess  *pluginSession // nil for a WASM plugin
+	proc  *process       // nil for an external or WASM plugin
+	wasm  *wasmTarget    // nil unless a WASM plugin
 	world *world
+
+	// plugin is the checked plugin's Plugin service: the session's
+	// client, or the WASM module's.
+	plugin api.PluginService
+	// inst is the plugin as events name it.
+	inst *api.PluginInstance
+	// configureReq is the Configure request sent.
+	configureReq *api.ConfigureRequest
 
 	reg        registration
 	full       string // the plugin's IDX-NAME as registered
@@ -152,6 +174,9 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	if len(cfg.Command) > 0 && isWASMModule(cfg.Command[0]) {
+		return checkWASM(ctx, cfg)
 	}
 	c := &pluginCheck{cfg: cfg, world: newWorld()}
 	var conn net.Conn
@@ -174,6 +199,7 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 		}
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
+	c.plugin = c.sess.plugin
 	defer func() {
 		_ = c.sess.close()
 		if c.proc != nil {
@@ -207,18 +233,26 @@ func (c *pluginCheck) run(ctx context.Context) {
 		return
 	}
 	c.reg.answer <- nil
+	c.drive(ctx)
+	c.closes(ctx)
+}
+
+// drive runs the checks of a configured plugin, up to Shutdown.
+func (c *pluginCheck) drive(ctx context.Context) {
 	c.synchronizeSingle(ctx)
 	c.synchronizeChunked(ctx)
 	c.events(ctx)
 	c.report()
 	c.probe(ctx)
 	c.shutdown(ctx)
-	c.closes(ctx)
 }
 
 // gone describes why the plugin is unreachable: the connection's failure
 // and, for a launched plugin, how it exited.
 func (c *pluginCheck) gone() string {
+	if c.wasm != nil {
+		return c.wasm.gone()
+	}
 	reason := "connection closed"
 	if err := c.sess.mux.Err(); err != nil {
 		reason = "connection closed: " + err.Error()
@@ -240,6 +274,7 @@ func (c *pluginCheck) register(ctx context.Context) bool {
 	select {
 	case c.reg = <-c.sess.registrations:
 		c.full = api.FullPluginName(c.reg.req.GetPluginIdx(), c.reg.req.GetPluginName())
+		c.inst = &api.PluginInstance{Name: c.reg.req.GetPluginName(), Index: c.reg.req.GetPluginIdx()}
 		c.rec.pass(CheckRegisters, time.Since(start), "RegisterPlugin{name %q, index %q, NRI version %q}",
 			c.reg.req.GetPluginName(), c.reg.req.GetPluginIdx(), c.reg.req.GetNRIVersion())
 		return true
@@ -257,7 +292,11 @@ func (c *pluginCheck) register(ctx context.Context) bool {
 
 // reject answers RegisterPlugin with an error, as nrikit's runtime does,
 // and gives the answer time to leave before the connection is closed.
+// A WASM plugin has no registration to answer.
 func (c *pluginCheck) reject(code codes.Code, format string, args ...any) {
+	if c.sess == nil {
+		return
+	}
 	c.reg.answer <- status.Errorf(code, format, args...)
 	select {
 	case <-time.After(answerGrace):
@@ -298,10 +337,11 @@ func (c *pluginCheck) configure(ctx context.Context) bool {
 		MaxRequestTimeout:   ms(c.cfg.RequestTimeout),
 		SynchronizeTimeout:  ms(c.cfg.RequestTimeout),
 	}
+	c.configureReq = req
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := c.sess.plugin.Configure(cctx, req)
+	resp, err := c.plugin.Configure(cctx, req)
 	d := time.Since(start)
 	if err != nil {
 		c.rec.fail(CheckConfigure, d, "%s", describeCallError(err))

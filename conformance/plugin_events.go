@@ -18,14 +18,18 @@ func (c *pluginCheck) callTimeout(ctx context.Context, fn func(context.Context) 
 	defer cancel()
 	start := time.Now()
 	err := fn(cctx)
-	return time.Since(start), err
+	d := time.Since(start)
+	if c.wasm != nil {
+		c.wasm.noteCall(err)
+	}
+	return d, err
 }
 
 func (c *pluginCheck) synchronizeSingle(ctx context.Context) {
 	req := &api.SynchronizeRequest{Pods: c.world.pods[:2], Containers: c.world.containers[:2]}
 	var resp *api.SynchronizeResponse
 	d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
-		resp, err = c.sess.plugin.Synchronize(ctx, req)
+		resp, err = c.plugin.Synchronize(ctx, req)
 		return err
 	})
 	switch {
@@ -51,7 +55,7 @@ func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
 		}
 		var resp *api.SynchronizeResponse
 		d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
-			resp, err = c.sess.plugin.Synchronize(ctx, req)
+			resp, err = c.plugin.Synchronize(ctx, req)
 			return err
 		})
 		total += d
@@ -77,9 +81,8 @@ func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
 
 func (c *pluginCheck) deliver(ctx context.Context, ev api.Event) (proto.Message, time.Duration, error) {
 	var resp proto.Message
-	inst := &api.PluginInstance{Name: c.reg.req.GetPluginName(), Index: c.reg.req.GetPluginIdx()}
 	d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
-		resp, err = c.world.deliver(ctx, c.sess.plugin, ev, inst)
+		resp, err = c.world.deliver(ctx, c.plugin, ev, c.inst)
 		return err
 	})
 	return resp, d, err
@@ -199,8 +202,12 @@ func (c *pluginCheck) firstSubscribed() api.Event {
 	return lifecycle[0]
 }
 
-// isGone reports whether the connection is closed or the plugin exited.
+// isGone reports whether the connection is closed or the plugin exited,
+// or, for a WASM plugin, whether the last call discarded its instance.
 func (c *pluginCheck) isGone() bool {
+	if c.wasm != nil {
+		return c.wasm.discarded
+	}
 	select {
 	case <-c.sess.done():
 		return true
@@ -211,7 +218,7 @@ func (c *pluginCheck) isGone() bool {
 
 func (c *pluginCheck) shutdown(ctx context.Context) {
 	d, err := c.callTimeout(ctx, func(ctx context.Context) error {
-		_, err := c.sess.plugin.Shutdown(ctx, &api.Empty{})
+		_, err := c.plugin.Shutdown(ctx, &api.Empty{})
 		return err
 	})
 	if err != nil {

@@ -18,6 +18,10 @@ type Result struct {
 	// judging it: an nrikit extension or recommended behaviour that the
 	// NRI protocol does not require. It never fails a report.
 	Informational bool `json:"informational,omitempty"`
+	// Skipped marks a check that does not apply to the peer (such as the
+	// registration of a WASM plugin, which has no connection); Reason
+	// says why. It never fails a report.
+	Skipped bool `json:"skipped,omitempty"`
 	// Reason explains a failure, or gives what an informational check
 	// found.
 	Reason string `json:"reason,omitempty"`
@@ -44,11 +48,12 @@ func (r *Report) Failed() bool {
 }
 
 // Counts returns how many required checks passed and failed;
-// informational results are counted by InformationalCount.
+// informational results are counted by InformationalCount, skipped ones
+// by SkippedCount.
 func (r *Report) Counts() (passed, failed int) {
 	for _, res := range r.Results {
 		switch {
-		case res.Informational:
+		case res.Informational, res.Skipped:
 		case res.Passed:
 			passed++
 		default:
@@ -80,8 +85,19 @@ func (r *Report) Result(name string) (Result, bool) {
 	return Result{}, false
 }
 
+// SkippedCount returns how many checks the report holds as skipped.
+func (r *Report) SkippedCount() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Skipped {
+			n++
+		}
+	}
+	return n
+}
+
 // WriteText renders the report for people: one line per check, marked
-// PASS, FAIL or INFO (informational), then a verdict line.
+// PASS, FAIL, INFO (informational) or SKIP, then a verdict line.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, res := range r.Results {
@@ -89,6 +105,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		switch {
 		case res.Informational:
 			mark = "INFO"
+		case res.Skipped:
+			mark = "SKIP"
 		case !res.Passed:
 			mark = "FAIL"
 		}
@@ -103,6 +121,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if n := r.InformationalCount(); n > 0 {
 		info = fmt.Sprintf(", %d informational", n)
 	}
+	if n := r.SkippedCount(); n > 0 {
+		info += fmt.Sprintf(", %d skipped", n)
+	}
 	if failed == 0 {
 		fmt.Fprintf(&b, "result: PASS (%d checks%s)\n", passed, info)
 	} else {
@@ -115,7 +136,8 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // WriteJSON renders the report as indented JSON, with a "failed" summary
-// field; informational results have "informational": true.
+// field; informational results have "informational": true, skipped ones
+// "skipped": true.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := struct {
 		Failed  bool     `json:"failed"`
@@ -170,4 +192,10 @@ func (rc *recorder) fail(name string, d time.Duration, format string, args ...an
 func (rc *recorder) info(name string, d time.Duration, format string, args ...any) {
 	rc.add(name, true, d, format, args...)
 	rc.report.Results[len(rc.report.Results)-1].Informational = true
+}
+
+// skip records a check that does not apply to the peer.
+func (rc *recorder) skip(name string, format string, args ...any) {
+	rc.add(name, true, 0, format, args...)
+	rc.report.Results[len(rc.report.Results)-1].Skipped = true
 }

@@ -132,6 +132,9 @@ func describeCallError(err error) string {
 	if err == nil {
 		return ""
 	}
+	if d := describeWASMError(err); d != "" {
+		return d
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "no answer within the request timeout"
 	}

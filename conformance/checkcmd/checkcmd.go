@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -98,22 +99,27 @@ func newPluginCmd() *cobra.Command {
 		socket        string
 		timeout       time.Duration
 		configFile    string
+		wasmCacheDir  string
 		output        = "text"
 		showOutput    bool
 		acceptTimeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "plugin [flags] [--] COMMAND [ARG...]",
+		Use:   "plugin [flags] [--] COMMAND [ARG...] | MODULE.wasm",
 		Short: "Check an NRI plugin",
 		Long: "check plugin launches COMMAND as a runtime launches a pre-installed plugin (the socket as file " +
 			"descriptor 3, NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and NRI_PLUGIN_IDX in its environment), or with " +
 			"--socket accepts one external plugin on a unix socket, and checks registration, configuration, " +
 			"Synchronize (single and in parts), every subscribed event, unsubscribed events, the answers' " +
-			"adjustments, Shutdown and the reaction to the socket closing.",
+			"adjustments, Shutdown and the reaction to the socket closing. A COMMAND that is a WebAssembly module " +
+			"(a file starting with the \\0asm magic, whatever its name and mode) is loaded in-process as a WASM plugin " +
+			"and gets the same checks but those of the connection (registration, the socket closing), which are " +
+			"reported as SKIP.",
 		Example: "  # nri's flags come before COMMAND: everything from COMMAND on is the plugin's.\n" +
 			"  nri check plugin --name 20-logger --verbose ./logger\n" +
 			"  nri check plugin --name 20-logger --verbose -- ./logger -log-level debug\n" +
 			"  nri check plugin -- node plugins/js-env/plugin.js\n" +
+			"  nri check plugin ./10-template.wasm\n" +
 			"  nri check plugin --socket /tmp/check.sock --output json",
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -142,6 +148,7 @@ func newPluginCmd() *cobra.Command {
 				cfg.RegistrationTimeout, cfg.RequestTimeout, cfg.ExitTimeout = timeout, timeout, timeout
 			}
 			cfg.AcceptTimeout = acceptTimeout
+			cfg.WASMCacheDir = wasmCacheDir
 			if showOutput {
 				cfg.Output = cmd.ErrOrStderr()
 			}
@@ -164,8 +171,20 @@ func newPluginCmd() *cobra.Command {
 	f.StringVar(&cfg.Config, "config", "", "configuration string sent to the plugin in Configure")
 	f.StringVar(&configFile, "config-file", "", "file whose content is sent to the plugin in Configure")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
-	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr to stderr")
+	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr (a WASM plugin's log) to stderr")
+	f.StringVar(&wasmCacheDir, "wasm-cache-dir", defaultWASMCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
 	return cmd
+}
+
+// defaultWASMCacheDir is the default --wasm-cache-dir, that of nri run and
+// nri serve: nrikit/wasm in the user's cache directory, or "" (no cache)
+// without one.
+func defaultWASMCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "nrikit", "wasm")
 }
 
 func newRuntimeCmd() *cobra.Command {

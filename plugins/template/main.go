@@ -1,8 +1,5 @@
-// Command template is a minimal NRI plugin to copy when writing a new one.
-//
-// It injects an environment variable and an annotation into every
-// container being created, and logs the pod and container events it
-// receives. See README.md for how to build, install and adapt it.
+//go:build !wasip1
+
 package main
 
 import (
@@ -20,95 +17,6 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
 )
-
-// What the plugin injects. A real plugin would usually take these from its
-// configuration (see Configure below).
-const (
-	injectedEnvName    = "NRI_TEMPLATE"
-	injectedEnvValue   = "injected-by-nri-template"
-	injectedAnnotation = "template.nrikit.io/seen"
-)
-
-// plugin is the plugin itself. The stub finds out which events it handles
-// by looking at which handler interfaces (stub.CreateContainerInterface,
-// stub.RunPodInterface, ...) it implements, and subscribes it to exactly
-// those. To handle another event, add its method; to stop handling one,
-// delete the method. Nothing else needs to change.
-//
-// The stub may call handlers concurrently (the runtime can have several
-// requests in flight), so any state shared between handlers must be
-// protected. This plugin has none besides its logger, which is safe for
-// concurrent use.
-type plugin struct {
-	log *slog.Logger
-}
-
-// Configure is called once per connection, before any event. config is the
-// plugin's configuration from the runtime (often empty). Returning 0 keeps
-// the default subscription (every implemented event the runtime supports);
-// returning an error makes the registration fail with that message.
-func (p *plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
-	p.log.Info("configured", "runtime", runtime, "version", version, "config", config)
-	return 0, nil
-}
-
-// Synchronize hands the plugin every pod and container that exists when it
-// connects (again after a reconnection). A plugin with state rebuilds it
-// here; it may also return updates for existing containers.
-func (p *plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-	p.log.Info("synchronized", "pods", len(pods), "containers", len(ctrs))
-	return nil, nil
-}
-
-// Shutdown is called when the runtime shuts down; the stub stops after it
-// returns.
-func (p *plugin) Shutdown(context.Context) {
-	p.log.Info("runtime is shutting down")
-}
-
-// RunPodSandbox is called when a pod is started. Return
-// stub.ErrNotInterestedInPod to get no further events about the pod from a
-// nrikit runtime.
-func (p *plugin) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	p.log.Info("pod started", "pod", podName(pod))
-	return nil
-}
-
-// StopPodSandbox is called when a pod is stopped.
-func (p *plugin) StopPodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	p.log.Info("pod stopped", "pod", podName(pod))
-	return nil
-}
-
-// CreateContainer is called while a container is being created: the place
-// to adjust it. The adjustment is merged with those of other plugins; two
-// plugins setting the same thing is a conflict that fails the creation.
-// Returning an error also fails the creation.
-func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	p.log.Info("container being created", "pod", podName(pod), "container", ctr.GetName())
-	adjust := &api.ContainerAdjustment{
-		Env:         []*api.KeyValue{{Key: injectedEnvName, Value: injectedEnvValue}},
-		Annotations: map[string]string{injectedAnnotation: "true"},
-	}
-	// The second result could update other, existing containers.
-	return adjust, nil, nil
-}
-
-// StartContainer is called when a container is being started.
-func (p *plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	p.log.Info("container starting", "pod", podName(pod), "container", ctr.GetName())
-	return nil
-}
-
-// RemoveContainer is called after a container was removed.
-func (p *plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	p.log.Info("container removed", "pod", podName(pod), "container", ctr.GetName())
-	return nil
-}
-
-func podName(pod *api.PodSandbox) string {
-	return pod.GetNamespace() + "/" + pod.GetName()
-}
 
 // run parses the command line, connects to the runtime and serves until
 // the runtime shuts the plugin down or a signal arrives. Logs go to

@@ -82,9 +82,12 @@ func (g *Guest) configure(ctx context.Context, req *api.ConfigureRequest) (*api.
 			return nil, errors.New("wasmguest: the runtime delivers none of the events the plugin handles")
 		}
 	}
-	gt, err := newGate(g.cfg.scope, req)
-	if err != nil {
-		return nil, err
+	var gt *gate
+	if g.cfg.newGate != nil {
+		var err error
+		if gt, err = g.cfg.newGate(g.cfg.scope, req); err != nil {
+			return nil, err
+		}
 	}
 	g.gate = gt
 	g.sync = syncParts{}

@@ -45,7 +45,9 @@ type config struct {
 	subscription api.EventMask
 	policy       *api.FailurePolicy
 	scope        *api.PluginScope
-	log          func(level api.LogRequest_Level, msg string)
+	// newGate is set with scope (see gate).
+	newGate func(*api.PluginScope, *api.ConfigureRequest) (*gate, error)
+	log     func(level api.LogRequest_Level, msg string)
 }
 
 // WithSubscription subscribes to mask instead of every event the plugin
@@ -82,7 +84,7 @@ func WithScope(scope *api.PluginScope) Option {
 		if scope == nil {
 			return errors.New("wasmguest: WithScope: nil scope")
 		}
-		c.scope = scope
+		c.scope, c.newGate = scope, newGate
 		return nil
 	}
 }
