@@ -27,6 +27,7 @@ var suite struct {
 	imageTar string
 	bin      string // nrikit's binaries: nri, the sample plugins, template
 	repo     string // nrikit's repository root
+	goBin    string // the go command (GO, or go)
 	node     string // node, empty if missing
 	// nrikit is set when containerd runs on nrikit's runtime library
 	// (NRIKIT_E2E_RUNTIME=nrikit: containerd built with compat/nri, see
@@ -70,7 +71,7 @@ func setup(m *testing.M) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	suite.repo = filepath.Dir(wd)
+	suite.repo, suite.goBin = filepath.Dir(wd), goBin
 	cache := os.Getenv("NRIKIT_E2E_BIN")
 	if cache == "" {
 		cache = filepath.Join(wd, ".bin")
