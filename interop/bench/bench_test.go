@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	nriapi "github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/pluginproc"
+	"github.com/nrikit/nrikit/interop/bench/internal/memrun"
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 	"google.golang.org/protobuf/proto"
 )
@@ -151,6 +151,10 @@ func BenchmarkNRI(b *testing.B) {
 			setMem(t, im.name, "runtime process, 16 plugins, 1000 CreateContainer + PostStartContainer", m)
 		})
 	}
+
+	// Last: upstream's runtime never closes its WASM modules (its Stop
+	// skips WASM plugins), so they stay in this process.
+	benchWASM(b, t, impls)
 	t.print(os.Stdout)
 }
 
@@ -252,20 +256,11 @@ func benchSync(b *testing.B, im impl, l *listing) (time.Duration, error) {
 // runtimeMemory runs im's runtime binary with 16 plugins and returns the
 // memory it reports.
 func runtimeMemory(b *testing.B, im impl) (workload.Memory, error) {
-	bin := bins.nrikitRuntime
-	if im.name == "upstream" {
-		bin = bins.upstreamRuntime
-	}
 	dir := pluginDir(b, im.plugin, envPlugins(16))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-plugins", dir, "-n", "1000", "-want", "16")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return workload.Memory{}, fmt.Errorf("%s runtime: %w", im.name, err)
-	}
-	return workload.ParseMemory(string(out))
+	res, err := runRuntime(ctx, im, memrun.Setup{PluginDir: dir}, 1000, 16)
+	return res.Memory, err
 }
 
 // benchFloor measures the bare ttrpc CreateContainer round trip to a

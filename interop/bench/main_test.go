@@ -18,6 +18,9 @@ const ldflags = "-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.co
 type binaries struct {
 	nrikitPlugin, upstreamPlugin   string
 	nrikitRuntime, upstreamRuntime string
+	// wasmNrikit and wasmUpstream are the WASM plugin modules, built
+	// with nrikit's stub/wasmguest and with upstream's glue.
+	wasmNrikit, wasmUpstream string
 }
 
 var bins binaries
@@ -50,19 +53,34 @@ func build(dir string) error {
 		return fmt.Errorf("finding the go command: %w", err)
 	}
 	for _, b := range []struct {
-		dst *string
-		pkg string
+		dst  *string
+		pkg  string
+		wasm bool
 	}{
-		{&bins.nrikitPlugin, "./plugins/nrikit"},
-		{&bins.upstreamPlugin, "./plugins/upstream"},
-		{&bins.nrikitRuntime, "./runtimes/nrikit"},
-		{&bins.upstreamRuntime, "./runtimes/upstream"},
+		{&bins.nrikitPlugin, "./plugins/nrikit", false},
+		{&bins.upstreamPlugin, "./plugins/upstream", false},
+		{&bins.nrikitRuntime, "./runtimes/nrikit", false},
+		{&bins.upstreamRuntime, "./runtimes/upstream", false},
+		{&bins.wasmNrikit, "./plugins/wasmnrikit", true},
+		{&bins.wasmUpstream, "./plugins/wasmupstream", true},
 	} {
 		out := filepath.Join(dir, filepath.Base(filepath.Dir(b.pkg))+"-"+filepath.Base(b.pkg))
 		cmd := exec.Command(gobin, "build", ldflags, "-o", out, b.pkg)
+		if b.wasm {
+			// A WASM plugin is a library module (a command is refused),
+			// executable for upstream's discovery.
+			out += ".wasm"
+			cmd = exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, b.pkg)
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
+		}
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("go build %s: %w", b.pkg, err)
+		}
+		if b.wasm {
+			if err := os.Chmod(out, 0o755); err != nil {
+				return fmt.Errorf("go build %s: %w", b.pkg, err)
+			}
 		}
 		*b.dst = out
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,7 @@ type row struct {
 	unit             unit
 	up, ours         float64 // NaN: not measured; +Inf: failed
 	note             string
+	section          string // "" for the main table
 }
 
 // table collects the figures of one run of the harness.
@@ -67,6 +69,9 @@ type table struct {
 	floor, floorMux float64    // p50 ns of the floors
 	floorCPU        [2]float64 // CPU ns per call of the floor's client and server
 	rows            []*row
+	// section is the section new rows go to ("" for the main table);
+	// each section is printed as a table of its own, after the main one.
+	section string
 }
 
 func newTable() *table { return &table{floor: math.NaN(), floorMux: math.NaN()} }
@@ -77,7 +82,7 @@ func (t *table) row(scenario, metric string, u unit) *row {
 			return r
 		}
 	}
-	r := &row{scenario: scenario, metric: metric, unit: u, up: math.NaN(), ours: math.NaN()}
+	r := &row{scenario: scenario, metric: metric, unit: u, up: math.NaN(), ours: math.NaN(), section: t.section}
 	t.rows = append(t.rows, r)
 	return r
 }
@@ -114,15 +119,29 @@ func ratio(a, b float64) string {
 func (t *table) print(w io.Writer) {
 	fmt.Fprintf(w, "\nfloor (bare ttrpc CreateContainer, unix socket, child process): p50 %s (CPU/call: client %s, server %s); with the NRI multiplexer on both ends: p50 %s\n\n",
 		micros.format(t.floor), cpu.format(t.floorCPU[0]), cpu.format(t.floorCPU[1]), micros.format(t.floorMux))
-	fmt.Fprintln(w, "| scenario | metric | upstream | nrikit | upstream/floor | nrikit/floor | nrikit/upstream | note |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+	sections := []string{""}
 	for _, r := range t.rows {
-		upF, ourF := "", ""
-		if r.unit == micros {
-			upF, ourF = ratio(r.up, t.floor), ratio(r.ours, t.floor)
+		if !slices.Contains(sections, r.section) {
+			sections = append(sections, r.section)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.scenario, r.metric,
-			r.unit.format(r.up), r.unit.format(r.ours), upF, ourF, ratio(r.ours, r.up), r.note)
 	}
-	fmt.Fprintln(w)
+	for _, sec := range sections {
+		if sec != "" {
+			fmt.Fprintf(w, "%s:\n\n", sec)
+		}
+		fmt.Fprintln(w, "| scenario | metric | upstream | nrikit | upstream/floor | nrikit/floor | nrikit/upstream | note |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+		for _, r := range t.rows {
+			if r.section != sec {
+				continue
+			}
+			upF, ourF := "", ""
+			if r.unit == micros {
+				upF, ourF = ratio(r.up, t.floor), ratio(r.ours, t.floor)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.scenario, r.metric,
+				r.unit.format(r.up), r.unit.format(r.ours), upF, ourF, ratio(r.ours, r.up), r.note)
+		}
+		fmt.Fprintln(w)
+	}
 }

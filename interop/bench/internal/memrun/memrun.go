@@ -1,7 +1,9 @@
 // Package memrun is the body of the memory benchmark's runtime processes
 // (bench/runtimes/*): start a runtime with the plugins of a directory, send
 // CreateContainer and PostStartContainer requests, and print the process's
-// resident memory (workload.Memory).
+// resident memory (workload.Memory, then VmRSS again once garbage is
+// collected and returned to the system) and how long the runtime took to
+// start (see Parse).
 package memrun
 
 import (
@@ -9,6 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
@@ -23,27 +29,43 @@ type Runtime interface {
 	Stop(ctx context.Context) error
 }
 
-// StartFunc starts a runtime with the plugins of dir and no existing pods
-// or containers.
-type StartFunc func(ctx context.Context, dir string) (Runtime, error)
+// Setup is where a runtime finds its plugins.
+type Setup struct {
+	// PluginDir holds the pre-installed plugins, ConfigDir their
+	// configuration files (IDX-NAME.conf; "" for none).
+	PluginDir, ConfigDir string
+	// WASMCacheDir is the on-disk compilation cache of WASM modules (""
+	// for none; nrikit only, upstream has no cache).
+	WASMCacheDir string
+}
 
-// Main parses the flags (-plugins, -n, -want), runs the benchmark with the
-// runtime start returns, and exits non-zero on error, naming the runtime.
+// StartFunc starts a runtime with the plugins of s and no existing pods
+// or containers.
+type StartFunc func(ctx context.Context, s Setup) (Runtime, error)
+
+// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want), runs
+// the benchmark with the runtime start returns, and exits non-zero on
+// error, naming the runtime.
 func Main(name string, start StartFunc) {
-	dir := flag.String("plugins", "", "plugin directory")
+	var s Setup
+	flag.StringVar(&s.PluginDir, "plugins", "", "plugin directory")
+	flag.StringVar(&s.ConfigDir, "config", "", "plugin configuration directory")
+	flag.StringVar(&s.WASMCacheDir, "wasm-cache", "", "WASM compilation cache directory")
 	n := flag.Int("n", 1000, "requests of each kind")
 	want := flag.Int("want", 0, "plugins that must be registered")
 	flag.Parse()
-	if err := run(start, *dir, *n, *want); err != nil {
+	if err := run(start, s, *n, *want); err != nil {
 		fmt.Fprintf(os.Stderr, "%s bench runtime: %v\n", name, err)
 		os.Exit(1)
 	}
 }
 
-func run(start StartFunc, dir string, n, want int) error {
+func run(start StartFunc, s Setup, n, want int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rt, err := start(ctx, dir)
+	begin := time.Now()
+	rt, err := start(ctx, s)
+	took := time.Since(begin)
 	if err != nil {
 		return err
 	}
@@ -65,6 +87,49 @@ func run(start StartFunc, dir string, n, want int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(m)
+	runtime.GC()
+	debug.FreeOSMemory()
+	settled, err := workload.ReadMemory(0)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s\nsettled-rss-kib=%d\nstart-ns=%d\n", m, settled.RSSKiB, took.Nanoseconds())
 	return nil
+}
+
+// Result is what a runtime process printed.
+type Result struct {
+	// Memory is the process's resident memory after the requests.
+	Memory workload.Memory
+	// SettledRSSKiB is VmRSS after that, once garbage is collected and
+	// freed memory returned to the system (runtime/debug.FreeOSMemory):
+	// what the process keeps.
+	SettledRSSKiB int64
+	// Start is how long starting the runtime took, until its plugins
+	// were synchronized.
+	Start time.Duration
+}
+
+// Parse reads the output of a runtime process.
+func Parse(out string) (Result, error) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	m, err := workload.ParseMemory(lines[0])
+	if err != nil {
+		return Result{}, fmt.Errorf("memrun: %w", err)
+	}
+	vals := map[string]int64{}
+	for _, line := range lines[1:] {
+		key, val, _ := strings.Cut(line, "=")
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return Result{}, fmt.Errorf("memrun: parsing %q: %w", line, err)
+		}
+		vals[key] = v
+	}
+	settled, ok1 := vals["settled-rss-kib"]
+	start, ok2 := vals["start-ns"]
+	if !ok1 || !ok2 {
+		return Result{}, fmt.Errorf("memrun: output %q lacks settled-rss-kib or start-ns", out)
+	}
+	return Result{Memory: m, SettledRSSKiB: settled, Start: time.Duration(start)}, nil
 }

@@ -26,18 +26,21 @@ type Runtime struct {
 }
 
 // Start starts an Adaptation with the pre-installed plugins in dir; pods
-// and ctrs are what it lists for Synchronize. It returns once every
-// plugin is synchronized.
-func Start(ctx context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.Container) (*Runtime, error) {
+// and ctrs are what it lists for Synchronize; opts come after the
+// benchmark's own options (no configuration directory, no external
+// connections, no log). It returns once every plugin is synchronized.
+func Start(ctx context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.Container, opts ...adaptation.Option) (*Runtime, error) {
 	list := func(context.Context) ([]*api.PodSandbox, []*api.Container, error) { return pods, ctrs, nil }
 	update := func(context.Context, []*api.ContainerUpdate, []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
 		return nil, nil
 	}
-	a, err := adaptation.New("bench-runtime", "v1", list, update,
+	opts = append([]adaptation.Option{
 		adaptation.WithPluginDir(dir), adaptation.WithConfigDir(""),
 		adaptation.WithDisabledExternalConnections(),
 		adaptation.WithLogger(slog.New(slog.DiscardHandler)),
-		adaptation.WithPluginEnv(strings.Fields(os.Getenv("BENCH_PLUGIN_ENV"))...))
+		adaptation.WithPluginEnv(strings.Fields(os.Getenv("BENCH_PLUGIN_ENV"))...),
+	}, opts...)
+	a, err := adaptation.New("bench-runtime", "v1", list, update, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("nrirt: %w", err)
 	}

@@ -66,9 +66,11 @@ type Runtime struct {
 
 // Start starts an upstream Adaptation with the pre-installed plugins in
 // dir; pods and ctrs (upstream's types, see Existing) are what it hands
-// to Synchronize. It returns once the plugins are synchronized (or failed
-// to: upstream drops them with a log message, see Plugins).
-func Start(_ context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.Container) (*Runtime, error) {
+// to Synchronize; opts come after the benchmark's own options (an empty
+// configuration directory, no external connections). It returns once the
+// plugins are synchronized (or failed to: upstream drops them with a log
+// message, see Plugins).
+func Start(_ context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.Container, opts ...adaptation.Option) (*Runtime, error) {
 	Silence()
 	r := &Runtime{
 		create:   convert(workload.CreateRequest(0), &api.CreateContainerRequest{}),
@@ -84,10 +86,12 @@ func Start(_ context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.Co
 		return nil, fmt.Errorf("uprt: %w", err)
 	}
 	defer os.RemoveAll(confDir)
-	a, err := adaptation.New("bench-runtime", "v1", syncFn, updateFn,
+	opts = append([]adaptation.Option{
 		adaptation.WithPluginPath(dir), adaptation.WithPluginConfigPath(confDir),
 		adaptation.WithDisabledExternalConnections(),
-		adaptation.WithMetrics(&counter{r: r}))
+		adaptation.WithMetrics(&counter{r: r}),
+	}, opts...)
+	a, err := adaptation.New("bench-runtime", "v1", syncFn, updateFn, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("uprt: %w", err)
 	}

@@ -1,5 +1,6 @@
 // Command nrikit is a runtime process for the memory benchmark: it starts
-// nrikit's adaptation with the plugins of -plugins, sends -n
+// nrikit's adaptation with the plugins of -plugins (configured from
+// -config, WASM modules compiled through the cache -wasm-cache), sends -n
 // CreateContainer and PostStartContainer requests, prints its resident
 // memory (workload.Memory) and stops.
 package main
@@ -7,13 +8,15 @@ package main
 import (
 	"context"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/interop/bench/internal/memrun"
 	"github.com/nrikit/nrikit/interop/bench/internal/nrirt"
 )
 
 func main() {
-	memrun.Main("nrikit", func(ctx context.Context, dir string) (memrun.Runtime, error) {
-		rt, err := nrirt.Start(ctx, dir, nil, nil)
+	memrun.Main("nrikit", func(ctx context.Context, s memrun.Setup) (memrun.Runtime, error) {
+		rt, err := nrirt.Start(ctx, s.PluginDir, nil, nil,
+			adaptation.WithConfigDir(s.ConfigDir), adaptation.WithWASMCacheDir(s.WASMCacheDir))
 		if err != nil {
 			return nil, err
 		}

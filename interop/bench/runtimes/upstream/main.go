@@ -1,19 +1,30 @@
 // Command upstream is a runtime process for the memory benchmark: it starts
-// upstream's adaptation (containerd/nri v0.12.5) with the plugins of -plugins, sends -n
+// upstream's adaptation (containerd/nri v0.12.5) with the plugins of -plugins
+// (configured from -config), sends -n
 // CreateContainer and PostStartContainer requests, prints its resident
 // memory (workload.Memory) and stops.
 package main
 
 import (
 	"context"
+	"errors"
+
+	"github.com/containerd/nri/pkg/adaptation"
 
 	"github.com/nrikit/nrikit/interop/bench/internal/memrun"
 	"github.com/nrikit/nrikit/interop/bench/internal/uprt"
 )
 
 func main() {
-	memrun.Main("upstream", func(ctx context.Context, dir string) (memrun.Runtime, error) {
-		rt, err := uprt.Start(ctx, dir, nil, nil)
+	memrun.Main("upstream", func(ctx context.Context, s memrun.Setup) (memrun.Runtime, error) {
+		if s.WASMCacheDir != "" {
+			return nil, errors.New("upstream has no WASM compilation cache")
+		}
+		var opts []adaptation.Option
+		if s.ConfigDir != "" {
+			opts = append(opts, adaptation.WithPluginConfigPath(s.ConfigDir))
+		}
+		rt, err := uprt.Start(ctx, s.PluginDir, nil, nil, opts...)
 		if err != nil {
 			return nil, err
 		}
