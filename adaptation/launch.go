@@ -13,6 +13,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/pluginproc"
+	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
 // launchSpec is a pre-installed plugin found in the plugin directory.
@@ -53,7 +54,7 @@ func (a *Adaptation) discover() ([]launchSpec, error) {
 			a.log.Info("skipping non-regular file in plugin directory", "path", path)
 			continue
 		}
-		wasm, err := isWASM(path)
+		wasm, err := wasmhost.IsModule(path)
 		switch {
 		case err != nil:
 			a.log.Warn("skipping unreadable file in plugin directory", "path", path, "error", err)

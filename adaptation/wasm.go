@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,27 +54,6 @@ func WithWASMMemoryLimit(limit uint64) Option {
 
 // wasmPageSize is the size of a WebAssembly memory page.
 const wasmPageSize = 64 << 10
-
-// wasmMagic starts every WebAssembly binary module (version 1).
-var wasmMagic = [8]byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
-
-// isWASM reports whether the file at path starts with the WebAssembly
-// magic.
-func isWASM(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	var head [8]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return false, nil
-		}
-		return false, err
-	}
-	return head == wasmMagic, nil
-}
 
 // wasmRuntime is the Adaptation's compilation cache of WASM plugins,
 // made when the first one loads and closed by Stop.

@@ -16,7 +16,7 @@ import (
 func TestWASMDisabled(t *testing.T) {
 	rt := newTestRuntime(t, nil, WithDisabledExternalConnections(),
 		WithRestartLaunched(Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}))
-	must(t, os.WriteFile(filepath.Join(rt.dir, "10-wasm"), wasmMagic[:], 0o644))
+	must(t, os.WriteFile(filepath.Join(rt.dir, "10-wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644))
 	rt.start(t)
 	failed := rt.logs.wait(t, "load failure", func(r logRecord) bool {
 		return r.msg == "pre-installed plugin failed to start" && r.attrs["plugin"] == "10-wasm"

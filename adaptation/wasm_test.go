@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,26 +13,19 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // The WASM plugin of these tests is internal/wasmhost/testdata/guest,
-// built once per test binary into wasmDir and compiled once into a
-// compilation cache there that every test shares.
-var (
-	wasmDir   string
-	wasmOnce  sync.Once
-	wasmGuest string
-	wasmErr   error
-)
+// built once per test binary and compiled once into a compilation cache
+// that every test shares.
+var wasmGuest = &wasmtest.Guest{Pkg: "../internal/wasmhost/testdata/guest"}
 
 // cleanupWASM removes what the tests built (run by TestMain).
-func cleanupWASM() {
-	if wasmDir != "" {
-		_ = os.RemoveAll(wasmDir)
-	}
-}
+func cleanupWASM() { wasmGuest.Remove() }
 
-// testGuest returns the path of the built guest module.
+// testGuest returns the path of the built guest module; it skips the
+// test in a build without WASM support.
 func testGuest(t testing.TB) string {
 	t.Helper()
 	if c, err := wasmhost.NewCache(""); errors.Is(err, wasmhost.ErrDisabled) {
@@ -41,47 +33,7 @@ func testGuest(t testing.TB) string {
 	} else {
 		must(t, c.Close(context.Background()))
 	}
-	wasmOnce.Do(func() {
-		if _, err := exec.LookPath("go"); err != nil {
-			wasmErr = errors.New("no go command to build the WASM guest with")
-			return
-		}
-		wasmDir, wasmErr = os.MkdirTemp("", "nri-wasm-test-")
-		if wasmErr != nil {
-			return
-		}
-		out := filepath.Join(wasmDir, "guest.wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, "../internal/wasmhost/testdata/guest")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			wasmErr = fmt.Errorf("building the WASM guest: %w\n%s", err, b)
-			return
-		}
-		if raceEnabled {
-			// A race-instrumented wazero takes most of a minute to
-			// compile the module; wasmhost's test binary built without
-			// the race detector fills the shared on-disk cache in
-			// seconds (see internal/wasmhost/helpers_test.go).
-			bin := filepath.Join(wasmDir, "precompile.test")
-			cmd := exec.Command("go", "test", "-c", "-o", bin, "../internal/wasmhost")
-			cmd.Env = append(os.Environ(), "GOFLAGS=")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				wasmErr = fmt.Errorf("building wasmhost's test binary without the race detector: %w\n%s", err, b)
-				return
-			}
-			cmd = exec.Command(bin)
-			cmd.Env = append(os.Environ(), "WASMHOST_TEST_PRECOMPILE="+out+string(os.PathListSeparator)+filepath.Join(wasmDir, "cache"))
-			if b, err := cmd.CombinedOutput(); err != nil {
-				wasmErr = fmt.Errorf("precompiling the WASM guest: %w\n%s", err, b)
-				return
-			}
-		}
-		wasmGuest = out
-	})
-	if wasmErr != nil {
-		t.Fatal(wasmErr)
-	}
-	return wasmGuest
+	return wasmGuest.Module(t)
 }
 
 // installWASM copies the guest into the runtime's plugin directory as
@@ -98,7 +50,7 @@ func installWASM(t testing.TB, rt *testRuntime, full string) {
 func wasmOptions(t testing.TB, timeout time.Duration) []Option {
 	testGuest(t)
 	return []Option{
-		WithWASMCacheDir(filepath.Join(wasmDir, "cache")),
+		WithWASMCacheDir(wasmGuest.CacheDir(t)),
 		WithRequestTimeout(timeout),
 		WithDisabledExternalConnections(),
 	}
@@ -293,7 +245,7 @@ func TestWASMDropped(t *testing.T) {
 func TestWASMBadModules(t *testing.T) {
 	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second),
 		WithRestartLaunched(Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}))...)
-	empty := append([]byte(nil), wasmMagic[:]...)
+	empty := []byte("\x00asm\x01\x00\x00\x00") // a valid, empty module
 	must(t, os.WriteFile(filepath.Join(rt.dir, "10-empty"), empty, 0o644))
 	must(t, os.WriteFile(filepath.Join(rt.dir, "20-text"), []byte("not a plugin\n"), 0o644))
 	rt.start(t)

@@ -12,11 +12,8 @@ func TestMain(m *testing.M) {
 		// A helper plugin process: TestHelperProcess exits by itself.
 		os.Exit(m.Run())
 	}
-	if v := os.Getenv(precompileEnv); v != "" {
-		os.Exit(precompile(v))
-	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		removeWASMWorkDir()
+		templateGuest.Remove()
 		os.Exit(code)
 	}))
 }

@@ -1,13 +1,10 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -28,23 +25,12 @@ const notApplicableWASM = "not applicable to WASM plugins"
 // included (seconds for a Go guest without a compilation cache).
 const wasmLoadTimeout = 5 * time.Minute
 
-// wasmMagic starts every WebAssembly binary module of version 1.
-var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
-
-// isWASMModule reports whether the file at path starts with the magic
-// bytes of a WebAssembly module (version 1), whatever its name and mode.
-// A file that cannot be read is not a module.
+// isWASMModule reports whether the file at path is a WebAssembly module
+// (see wasmhost.IsModule), whatever its name and mode. A file that cannot
+// be read is not a module.
 func isWASMModule(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(wasmMagic))
-	if _, err := io.ReadFull(f, head); err != nil {
-		return false
-	}
-	return bytes.Equal(head, wasmMagic)
+	ok, err := wasmhost.IsModule(path)
+	return ok && err == nil
 }
 
 // wasmTarget is the module a WASM check runs against.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/nrikit/nrikit/internal/report"
 	"github.com/nrikit/nrikit/internal/scenario"
 	"github.com/nrikit/nrikit/internal/simulator"
+	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
 // runtimeFlags are the flags of the commands that run the simulated
@@ -36,19 +35,8 @@ func (f *runtimeFlags) register(c *cobra.Command) {
 	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also run the IDX-NAME executables and WASM modules in this directory (repeatable)")
 	fl.BoolVar(&f.calls, "calls", false, "list every plugin request with its latency in the text output")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 2*time.Second, "time a plugin has to answer one event")
-	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", defaultWASMCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs), so that later runs load them in a fraction of a second; "" compiles them at every run`)
+	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs), so that later runs load them in a fraction of a second; "" compiles them at every run`)
 	fl.StringVar(&f.wasmMemoryLimit, "wasm-memory-limit", "", "linear memory limit of each WASM plugin instance, such as 64Mi (64Ki to 4Gi; default: the runtime library's, 128Mi)")
-}
-
-// defaultWASMCacheDir is the default --wasm-cache-dir: nrikit/wasm in
-// the user's cache directory ($XDG_CACHE_HOME or ~/.cache on Linux), or
-// "" (no cache) without one.
-func defaultWASMCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "nrikit", "wasm")
 }
 
 // wasmMemoryLimitBytes parses --wasm-memory-limit; 0 means the default.

@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // wasmExample is the example scenario with a WASM plugin.
@@ -28,9 +28,7 @@ var (
 // plugins with.
 func needGo(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command on PATH to build the WASM plugin with")
-	}
+	wasmtest.GoTool(t)
 }
 
 // wasmCacheDir is the compilation cache directory the tests share.
@@ -46,13 +44,7 @@ func exampleModule(t *testing.T) string {
 		out := filepath.Join(filepath.Dir(nriBinary), "wasm-env.wasm")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
-		cmd.Dir = filepath.Join("..", "..", "internal", "examples", "wasm-env")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			wasmErr = fmt.Errorf("go build: %w\n%s", err, b)
-			return
-		}
+		wasmErr = wasmtest.Build(ctx, wasmtest.GoTool(t), filepath.Join("..", "..", "internal", "examples", "wasm-env"), out)
 		wasmModule = out
 	})
 	if wasmErr != nil {

@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nrikit/nrikit/conformance"
+	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/spf13/cobra"
 )
 
@@ -172,19 +172,8 @@ func newPluginCmd() *cobra.Command {
 	f.StringVar(&configFile, "config-file", "", "file whose content is sent to the plugin in Configure")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
 	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr (a WASM plugin's log) to stderr")
-	f.StringVar(&wasmCacheDir, "wasm-cache-dir", defaultWASMCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
+	f.StringVar(&wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
 	return cmd
-}
-
-// defaultWASMCacheDir is the default --wasm-cache-dir, that of nri run and
-// nri serve: nrikit/wasm in the user's cache directory, or "" (no cache)
-// without one.
-func defaultWASMCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "nrikit", "wasm")
 }
 
 func newRuntimeCmd() *cobra.Command {

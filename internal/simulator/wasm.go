@@ -3,38 +3,16 @@ package simulator
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/wasmhost"
 )
-
-// wasmMagic is how every WebAssembly module (binary format, version 1)
-// starts: the runtime loads a plugin-directory entry starting with it
-// in-process instead of launching it.
-var wasmMagic = []byte("\x00asm\x01\x00\x00\x00")
-
-// isWASM reports whether the file at path is a WebAssembly module.
-func isWASM(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	head := make([]byte, len(wasmMagic))
-	if _, err := io.ReadFull(f, head); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return false, nil
-		}
-		return false, err
-	}
-	return bytes.Equal(head, wasmMagic), nil
-}
 
 // pluginFile says what the file at path is as a plugin: a WASM module
 // (wasm true) or an executable. It fails for anything else.
@@ -46,7 +24,7 @@ func pluginFile(path string) (wasm bool, err error) {
 	if info.IsDir() {
 		return false, fmt.Errorf("%s is a directory, not an executable file or a WASM module", path)
 	}
-	if wasm, err := isWASM(path); err != nil || wasm {
+	if wasm, err := wasmhost.IsModule(path); err != nil || wasm {
 		return wasm, err
 	}
 	if info.Mode()&0o111 == 0 {

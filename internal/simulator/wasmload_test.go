@@ -4,15 +4,9 @@ package simulator
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,57 +14,18 @@ import (
 
 	"github.com/nrikit/nrikit/internal/report"
 	"github.com/nrikit/nrikit/internal/scenario"
+	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
-// The WASM guest (the wasm.yaml example's plugin, ../examples/wasm-env)
-// is built once per test binary into guestDir, and compiled once into
-// the compilation cache there, shared by the tests.
-var (
-	guestOnce sync.Once
-	guestDir  string
-	guestPath string
-	guestErr  error
-)
-
-// precompileEnv names the variable that makes the test binary load a
-// module ("module:cachedir") with a compilation cache directory, filling
-// it, and exit.
-const precompileEnv = "NRIKIT_SIMULATOR_PRECOMPILE"
+// wasmExampleGuest is the wasm.yaml example's plugin (../examples/wasm-env)
+// built as a WASM module (as nri run builds it: the same bytes), once per
+// test binary, with the compilation cache the tests share.
+var wasmExampleGuest = &wasmtest.Guest{Pkg: "../examples/wasm-env"}
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(precompileEnv); v != "" {
-		module, dir, _ := strings.Cut(v, string(os.PathListSeparator))
-		if err := precompile(module, dir); err != nil {
-			fmt.Fprintln(os.Stderr, "precompiling:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
 	code := m.Run()
-	if guestDir != "" {
-		_ = os.RemoveAll(guestDir)
-	}
+	wasmExampleGuest.Remove()
 	os.Exit(code)
-}
-
-// precompile starts a runtime with the WASM plugin module (named
-// IDX-NAME) and the compilation cache dir, and stops it.
-func precompile(module, dir string) error {
-	sc, err := scenario.Parse("precompile.yaml", []byte("pods: [{name: p}]\nsteps: [{runPod: p}]\n"))
-	if err != nil {
-		return err
-	}
-	sim, err := New(sc, WithExtraPlugin(module), WithWASMCacheDir(dir))
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	err = sim.Start(ctx)
-	if len(sim.registrationErrors()) > 0 {
-		err = errors.Join(err, fmt.Errorf("%v", sim.registrationErrors()))
-	}
-	return errors.Join(err, sim.Stop(ctx))
 }
 
 // wasmGuest returns the path of the guest module (mode 0644, as go build
@@ -78,67 +33,13 @@ func precompile(module, dir string) error {
 // go command to build it with.
 func wasmGuest(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command on PATH to build the WASM guest with")
-	}
-	guestOnce.Do(func() { guestErr = buildGuest(t) })
-	if guestErr != nil {
-		t.Fatalf("building the WASM guest: %v", guestErr)
-	}
-	return guestPath
-}
-
-// buildGuest builds the guest into guestDir. With the race detector,
-// where compiling the module takes a minute, this package's test binary
-// built without it fills the compilation cache first, in seconds (a
-// test binary: wazero's cache is specific to the version it reads from
-// the build information).
-func buildGuest(t *testing.T) error {
-	dir, err := os.MkdirTemp("", "simulator-wasm-")
-	if err != nil {
-		return err
-	}
-	guestDir = dir
-	pkg, err := filepath.Abs(filepath.Join("..", "examples", "wasm-env"))
-	if err != nil {
-		return err
-	}
-	out := filepath.Join(dir, "guest.wasm")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	if err := buildWASM(ctx, slog.New(slog.DiscardHandler), "guest", pkg, out); err != nil {
-		return err
-	}
-	t.Logf("built the guest in %v", time.Since(start).Round(time.Millisecond))
-	if raceEnabled {
-		start = time.Now()
-		bin := filepath.Join(dir, "precompile.test")
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
-		cmd.Env = append(os.Environ(), "GOFLAGS=")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the test binary without the race detector: %w\n%s", err, b)
-		}
-		named := filepath.Join(dir, "50-guest")
-		if err := os.Symlink(out, named); err != nil {
-			return err
-		}
-		cmd = exec.CommandContext(ctx, bin)
-		cmd.Env = append(os.Environ(), precompileEnv+"="+named+string(os.PathListSeparator)+filepath.Join(dir, "cache"))
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("precompiling the guest: %w\n%s", err, b)
-		}
-		t.Logf("precompiled the guest in %v", time.Since(start).Round(time.Millisecond))
-	}
-	guestPath = out
-	return nil
+	return wasmExampleGuest.Module(t)
 }
 
 // wasmCache is the compilation cache directory the tests share.
 func wasmCache(t *testing.T) string {
 	t.Helper()
-	wasmGuest(t)
-	return filepath.Join(guestDir, "cache")
+	return wasmExampleGuest.CacheDir(t)
 }
 
 // playWASM starts, plays and stops sc; it returns the report.
@@ -202,7 +103,7 @@ func TestExtraWASMPlugin(t *testing.T) {
 	}
 	sc := loadScenario(t, t.TempDir(), wasmScenario, "")
 	checkWASMRun(t, playWASM(t, sc, WithExtraPlugin(module)), "50-wasm")
-	if entries, _ := os.ReadDir(filepath.Join(guestDir, "cache")); len(entries) == 0 {
+	if entries, _ := os.ReadDir(wasmCache(t)); len(entries) == 0 {
 		t.Error("nothing in the WASM cache directory")
 	}
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,23 +16,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
-// The guest module is built once per test binary, into workDir, and
-// compiled once into the shared compilation cache.
-var (
-	workDir   string
-	guestOnce sync.Once
-	guestPath string
-	guestErr  error
-)
-
-// precompileEnv names the variable that makes the test binary compile a
-// module into a cache directory ("module:dir") and exit.
-const precompileEnv = "WASMHOST_TEST_PRECOMPILE"
+// testGuest is the guest module, built once per test binary and
+// compiled once into the compilation cache the tests share.
+var testGuest = &wasmtest.Guest{Pkg: "./testdata/guest"}
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(precompileEnv); v != "" {
+	// wasmtest.Precompile runs this package's test binary, built without
+	// the race detector, to fill a compilation cache.
+	if v := os.Getenv(wasmtest.PrecompileEnv); v != "" {
 		module, dir, _ := strings.Cut(v, string(os.PathListSeparator))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		p, err := Load(ctx, module, Options{CacheDir: dir, Logger: slog.New(slog.DiscardHandler)})
@@ -48,75 +40,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "wasmhost-test-")
-	if err != nil {
-		panic(err)
-	}
-	workDir = dir
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	testGuest.Remove()
 	os.Exit(code)
-}
-
-// goTool is the go command the tests build guests with.
-func goTool() string {
-	if g := os.Getenv("GO"); g != "" {
-		return g
-	}
-	return "go"
-}
-
-// buildGuest builds the Go package dir (relative to this package) as a
-// c-shared wasip1 module into out.
-func buildGuest(dir, out string) error {
-	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-o", out, dir)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", dir, err, b)
-	}
-	return nil
 }
 
 // guest returns the path of the test guest module, building it on first
 // use.
 func guest(tb testing.TB) string {
 	tb.Helper()
-	guestOnce.Do(func() {
-		out := filepath.Join(workDir, "guest.wasm")
-		start := time.Now()
-		if guestErr = buildGuest("./testdata/guest", out); guestErr != nil {
-			return
-		}
-		tb.Logf("built the guest in %v", time.Since(start))
-		if raceEnabled {
-			// Compiling the module with a race-instrumented wazero
-			// takes a minute; this package's test binary built without
-			// the race detector fills the on-disk cache in seconds (a
-			// test binary, since wazero's cache is specific to the
-			// version it reads from the build information, "dev" in
-			// test binaries).
-			start = time.Now()
-			bin := filepath.Join(workDir, "precompile.test")
-			cmd := exec.Command(goTool(), "test", "-c", "-o", bin, ".")
-			cmd.Env = append(os.Environ(), "GOFLAGS=")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				guestErr = fmt.Errorf("building the test binary without the race detector: %w\n%s", err, b)
-				return
-			}
-			cmd = exec.Command(bin)
-			cmd.Env = append(os.Environ(), precompileEnv+"="+out+string(os.PathListSeparator)+filepath.Join(workDir, "cache"))
-			if b, err := cmd.CombinedOutput(); err != nil {
-				guestErr = fmt.Errorf("precompiling the guest: %w\n%s", err, b)
-				return
-			}
-			tb.Logf("precompiled the guest in %v", time.Since(start))
-		}
-		guestPath = out
-	})
-	if guestErr != nil {
-		tb.Fatalf("building the guest: %v", guestErr)
-	}
-	return guestPath
+	return testGuest.Module(tb)
 }
 
 // logBuffer collects log records as text, safe for concurrent use.
@@ -148,7 +81,7 @@ func load(tb testing.TB, opts Options) (*Plugin, *logBuffer) {
 	}
 	switch opts.CacheDir {
 	case "":
-		opts.CacheDir = filepath.Join(workDir, "cache")
+		opts.CacheDir = testGuest.CacheDir(tb)
 	case "-": // opts.Cache is set
 		opts.CacheDir = ""
 	}

@@ -51,9 +51,6 @@ type instance struct {
 	fns          map[string]wapi.Function
 }
 
-// magic is the start of a WebAssembly binary module, version 1.
-var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
-
 // Load loads the plugin module at path: it checks that the file is a
 // WebAssembly module, compiles it (through the compilation cache of
 // opts.CacheDir, if any), checks its exports and makes its first

@@ -208,7 +208,7 @@ func TestNonExecutableModuleIsLoaded(t *testing.T) {
 	logs := &logBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := Load(ctx, dst, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), CacheDir: filepath.Join(workDir, "cache")})
+	p, err := Load(ctx, dst, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), CacheDir: testGuest.CacheDir(t)})
 	if err != nil {
 		t.Fatalf("Load of a 0644 module: %v", err)
 	}
@@ -346,7 +346,7 @@ func TestConcurrentCallsAreSerialised(t *testing.T) {
 func TestSharedCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cache, err := NewCache(filepath.Join(workDir, "cache"))
+	cache, err := NewCache(testGuest.CacheDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

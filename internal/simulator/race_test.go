@@ -1,6 +1,0 @@
-//go:build race
-
-package simulator
-
-// raceEnabled is set when the race detector is on.
-const raceEnabled = true
