@@ -136,7 +136,7 @@ func (c *core) configure(ctx context.Context, d *dispatcher, req *api.ConfigureR
 		"version", req.GetRuntimeVersion(), "nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
 
 	wanted := c.wanted
-	if c.h.configure != nil {
+	if c.h.Configure != nil {
 		var events api.EventMask
 		err := d.invoke(ctx, "Configure", c.requestTimeout(), func(ctx context.Context) error {
 			var err error
@@ -144,7 +144,7 @@ func (c *core) configure(ctx context.Context, d *dispatcher, req *api.ConfigureR
 			if strings.TrimSpace(config) == "" {
 				config = c.cfg.config
 			}
-			events, err = c.h.configure(ctx, config, req.GetRuntimeName(), req.GetRuntimeVersion())
+			events, err = c.h.Configure(ctx, config, req.GetRuntimeName(), req.GetRuntimeVersion())
 			return err
 		})
 		if err != nil {

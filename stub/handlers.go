@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/nrikit/nrikit/api"
+	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // ConfigureInterface handles the Configure request.
@@ -155,133 +156,64 @@ type ValidateContainerAdjustmentInterface interface {
 
 // Handler function types, one per handler shape.
 type (
-	podFunc       = func(context.Context, *api.PodSandbox) error
-	containerFunc = func(context.Context, *api.PodSandbox, *api.Container) error
+	podFunc       = phandlers.PodFunc
+	containerFunc = phandlers.ContainerFunc
 )
 
 // handlers holds the plugin's handlers; nil fields are not implemented.
-type handlers struct {
-	configure   func(context.Context, string, string, string) (api.EventMask, error)
-	synchronize func(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, *api.OptOut, error)
-	shutdown    func(context.Context)
-
-	runPod        podFunc
-	updatePod     func(context.Context, *api.PodSandbox, *api.LinuxResources, *api.LinuxResources) error
-	postUpdatePod podFunc
-	stopPod       podFunc
-	removePod     podFunc
-
-	createContainer     func(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error)
-	postCreateContainer containerFunc
-	startContainer      containerFunc
-	postStartContainer  containerFunc
-	updateContainer     func(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, []*api.ContainerEviction, error)
-	postUpdateContainer containerFunc
-	stopContainer       func(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error)
-	removeContainer     containerFunc
-
-	validate func(context.Context, *api.ValidateContainerAdjustmentRequest) error
-}
+type handlers = phandlers.Set
 
 // collectHandlers finds the handler interfaces plugin implements and
 // returns its handlers and the mask of events they cover.
 func collectHandlers(plugin any) (handlers, api.EventMask, error) {
-	var (
-		h      handlers
-		events api.EventMask
-	)
-	if plugin == nil {
-		return h, 0, fmt.Errorf("stub: nil plugin")
-	}
-	if p, ok := plugin.(ConfigureInterface); ok {
-		h.configure = p.Configure
-	}
-	switch p := plugin.(type) {
-	case SynchronizeOptOutInterface:
-		h.synchronize = p.SynchronizeWithOptOut
-	case SynchronizeInterface:
-		h.synchronize = func(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, *api.OptOut, error) {
-			u, err := p.Synchronize(ctx, pods, ctrs)
-			return u, nil, err
-		}
-	}
-	if p, ok := plugin.(ShutdownInterface); ok {
-		h.shutdown = p.Shutdown
-	}
-
-	pod := func(e api.Event, f podFunc, dst *podFunc) {
-		*dst = f
-		events = events.Set(e)
-	}
-	ctr := func(e api.Event, f containerFunc, dst *containerFunc) {
-		*dst = f
-		events = events.Set(e)
-	}
-	if p, ok := plugin.(RunPodInterface); ok {
-		pod(api.Event_RUN_POD_SANDBOX, p.RunPodSandbox, &h.runPod)
-	}
-	if p, ok := plugin.(UpdatePodInterface); ok {
-		h.updatePod = p.UpdatePodSandbox
-		events = events.Set(api.Event_UPDATE_POD_SANDBOX)
-	}
-	if p, ok := plugin.(PostUpdatePodInterface); ok {
-		pod(api.Event_POST_UPDATE_POD_SANDBOX, p.PostUpdatePodSandbox, &h.postUpdatePod)
-	}
-	if p, ok := plugin.(StopPodInterface); ok {
-		pod(api.Event_STOP_POD_SANDBOX, p.StopPodSandbox, &h.stopPod)
-	}
-	if p, ok := plugin.(RemovePodInterface); ok {
-		pod(api.Event_REMOVE_POD_SANDBOX, p.RemovePodSandbox, &h.removePod)
-	}
-
-	switch p := plugin.(type) {
-	case CreateContainerEvicter:
-		h.createContainer = p.CreateContainerWithEvictions
-		events = events.Set(api.Event_CREATE_CONTAINER)
-	case CreateContainerInterface:
-		h.createContainer = func(ctx context.Context, pod *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error) {
-			a, u, err := p.CreateContainer(ctx, pod, c)
-			return a, u, nil, err
-		}
-		events = events.Set(api.Event_CREATE_CONTAINER)
-	}
-	if p, ok := plugin.(PostCreateContainerInterface); ok {
-		ctr(api.Event_POST_CREATE_CONTAINER, p.PostCreateContainer, &h.postCreateContainer)
-	}
-	if p, ok := plugin.(StartContainerInterface); ok {
-		ctr(api.Event_START_CONTAINER, p.StartContainer, &h.startContainer)
-	}
-	if p, ok := plugin.(PostStartContainerInterface); ok {
-		ctr(api.Event_POST_START_CONTAINER, p.PostStartContainer, &h.postStartContainer)
-	}
-	switch p := plugin.(type) {
-	case UpdateContainerEvicter:
-		h.updateContainer = p.UpdateContainerWithEvictions
-		events = events.Set(api.Event_UPDATE_CONTAINER)
-	case UpdateContainerInterface:
-		h.updateContainer = func(ctx context.Context, pod *api.PodSandbox, c *api.Container, r *api.LinuxResources) ([]*api.ContainerUpdate, []*api.ContainerEviction, error) {
-			u, err := p.UpdateContainer(ctx, pod, c, r)
-			return u, nil, err
-		}
-		events = events.Set(api.Event_UPDATE_CONTAINER)
-	}
-	if p, ok := plugin.(PostUpdateContainerInterface); ok {
-		ctr(api.Event_POST_UPDATE_CONTAINER, p.PostUpdateContainer, &h.postUpdateContainer)
-	}
-	if p, ok := plugin.(StopContainerInterface); ok {
-		h.stopContainer = p.StopContainer
-		events = events.Set(api.Event_STOP_CONTAINER)
-	}
-	if p, ok := plugin.(RemoveContainerInterface); ok {
-		ctr(api.Event_REMOVE_CONTAINER, p.RemoveContainer, &h.removeContainer)
-	}
-	if p, ok := plugin.(ValidateContainerAdjustmentInterface); ok {
-		h.validate = p.ValidateContainerAdjustment
-		events = events.Set(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
-	}
-
-	if events == 0 {
-		return h, 0, fmt.Errorf("stub: plugin %T implements no event handler (such as CreateContainerInterface)", plugin)
+	h, events, err := phandlers.Collect(plugin)
+	if err != nil {
+		return h, 0, fmt.Errorf("stub: %w", err)
 	}
 	return h, events, nil
 }
+
+// The handler interfaces above and the method sets the shared collector
+// (which stub/wasmguest uses too) matches are the same, both ways.
+var (
+	_ phandlers.ConfigureHandler           = ConfigureInterface(nil)
+	_ ConfigureInterface                   = phandlers.ConfigureHandler(nil)
+	_ phandlers.SynchronizeHandler         = SynchronizeInterface(nil)
+	_ SynchronizeInterface                 = phandlers.SynchronizeHandler(nil)
+	_ phandlers.SynchronizeOptOutHandler   = SynchronizeOptOutInterface(nil)
+	_ SynchronizeOptOutInterface           = phandlers.SynchronizeOptOutHandler(nil)
+	_ phandlers.ShutdownHandler            = ShutdownInterface(nil)
+	_ ShutdownInterface                    = phandlers.ShutdownHandler(nil)
+	_ phandlers.RunPodHandler              = RunPodInterface(nil)
+	_ RunPodInterface                      = phandlers.RunPodHandler(nil)
+	_ phandlers.UpdatePodHandler           = UpdatePodInterface(nil)
+	_ UpdatePodInterface                   = phandlers.UpdatePodHandler(nil)
+	_ phandlers.PostUpdatePodHandler       = PostUpdatePodInterface(nil)
+	_ PostUpdatePodInterface               = phandlers.PostUpdatePodHandler(nil)
+	_ phandlers.StopPodHandler             = StopPodInterface(nil)
+	_ StopPodInterface                     = phandlers.StopPodHandler(nil)
+	_ phandlers.RemovePodHandler           = RemovePodInterface(nil)
+	_ RemovePodInterface                   = phandlers.RemovePodHandler(nil)
+	_ phandlers.CreateContainerHandler     = CreateContainerInterface(nil)
+	_ CreateContainerInterface             = phandlers.CreateContainerHandler(nil)
+	_ phandlers.PostCreateContainerHandler = PostCreateContainerInterface(nil)
+	_ PostCreateContainerInterface         = phandlers.PostCreateContainerHandler(nil)
+	_ phandlers.StartContainerHandler      = StartContainerInterface(nil)
+	_ StartContainerInterface              = phandlers.StartContainerHandler(nil)
+	_ phandlers.PostStartContainerHandler  = PostStartContainerInterface(nil)
+	_ PostStartContainerInterface          = phandlers.PostStartContainerHandler(nil)
+	_ phandlers.UpdateContainerHandler     = UpdateContainerInterface(nil)
+	_ UpdateContainerInterface             = phandlers.UpdateContainerHandler(nil)
+	_ phandlers.PostUpdateContainerHandler = PostUpdateContainerInterface(nil)
+	_ PostUpdateContainerInterface         = phandlers.PostUpdateContainerHandler(nil)
+	_ phandlers.StopContainerHandler       = StopContainerInterface(nil)
+	_ StopContainerInterface               = phandlers.StopContainerHandler(nil)
+	_ phandlers.RemoveContainerHandler     = RemoveContainerInterface(nil)
+	_ RemoveContainerInterface             = phandlers.RemoveContainerHandler(nil)
+	_ phandlers.CreateContainerEvicter     = CreateContainerEvicter(nil)
+	_ CreateContainerEvicter               = phandlers.CreateContainerEvicter(nil)
+	_ phandlers.UpdateContainerEvicter     = UpdateContainerEvicter(nil)
+	_ UpdateContainerEvicter               = phandlers.UpdateContainerEvicter(nil)
+	_ phandlers.ValidateHandler            = ValidateContainerAdjustmentInterface(nil)
+	_ ValidateContainerAdjustmentInterface = phandlers.ValidateHandler(nil)
+)

@@ -137,7 +137,7 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 		return &api.SynchronizeResponse{More: true}, nil
 	}
 	pods, ctrs = d.gate.Load().seed(pods, ctrs)
-	if d.c.h.synchronize == nil {
+	if d.c.h.Synchronize == nil {
 		return &api.SynchronizeResponse{}, nil
 	}
 	var (
@@ -146,7 +146,7 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 	)
 	err := d.invoke(ctx, "Synchronize", d.c.syncTimeout(), func(ctx context.Context) error {
 		var err error
-		update, out, err = d.c.h.synchronize(ctx, pods, ctrs)
+		update, out, err = d.c.h.Synchronize(ctx, pods, ctrs)
 		return err
 	})
 	if err != nil {
@@ -158,7 +158,7 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 // Shutdown implements [api.PluginService]: it calls the Shutdown handler,
 // then the stub stops.
 func (d *dispatcher) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error) {
-	if h := d.c.h.shutdown; h != nil {
+	if h := d.c.h.Shutdown; h != nil {
 		_ = d.invoke(ctx, "Shutdown", d.c.requestTimeout(), func(ctx context.Context) error { h(ctx); return nil })
 	}
 	if d.onShutdown != nil {
@@ -169,7 +169,7 @@ func (d *dispatcher) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, er
 
 // RunPodSandbox implements [api.PluginService].
 func (d *dispatcher) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	err := d.podEvent(ctx, api.Event_RUN_POD_SANDBOX, d.c.h.runPod, req.GetPod())
+	err := d.podEvent(ctx, api.Event_RUN_POD_SANDBOX, d.c.h.RunPod, req.GetPod())
 	if errors.Is(err, ErrNotInterestedInPod) {
 		out, _ := optOut(err, req.GetPod(), nil)
 		return &api.RunPodSandboxResponse{OptOut: out}, nil
@@ -183,7 +183,7 @@ func (d *dispatcher) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRe
 // UpdatePodSandbox implements [api.PluginService].
 func (d *dispatcher) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
 	var fn func(context.Context) error
-	if h := d.c.h.updatePod; h != nil {
+	if h := d.c.h.UpdatePod; h != nil {
 		fn = func(ctx context.Context) error {
 			return h(ctx, req.GetPod(), req.GetOverheadLinuxResources(), req.GetLinuxResources())
 		}
@@ -217,7 +217,7 @@ func (d *dispatcher) containerEvent(ctx context.Context, e api.Event, h containe
 
 // PostUpdatePodSandbox implements [api.PluginService].
 func (d *dispatcher) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
-	if err := ignoreOptOut(d.podEvent(ctx, api.Event_POST_UPDATE_POD_SANDBOX, d.c.h.postUpdatePod, req.GetPod())); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_POST_UPDATE_POD_SANDBOX, d.c.h.PostUpdatePod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.PostUpdatePodSandboxResponse{}, nil
@@ -225,7 +225,7 @@ func (d *dispatcher) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpda
 
 // StopPodSandbox implements [api.PluginService].
 func (d *dispatcher) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
-	if err := ignoreOptOut(d.podEvent(ctx, api.Event_STOP_POD_SANDBOX, d.c.h.stopPod, req.GetPod())); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_STOP_POD_SANDBOX, d.c.h.StopPod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.StopPodSandboxResponse{}, nil
@@ -233,7 +233,7 @@ func (d *dispatcher) StopPodSandbox(ctx context.Context, req *api.StopPodSandbox
 
 // RemovePodSandbox implements [api.PluginService].
 func (d *dispatcher) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
-	if err := ignoreOptOut(d.podEvent(ctx, api.Event_REMOVE_POD_SANDBOX, d.c.h.removePod, req.GetPod())); err != nil {
+	if err := ignoreOptOut(d.podEvent(ctx, api.Event_REMOVE_POD_SANDBOX, d.c.h.RemovePod, req.GetPod())); err != nil {
 		return nil, err
 	}
 	return &api.RemovePodSandboxResponse{}, nil
@@ -243,7 +243,7 @@ func (d *dispatcher) RemovePodSandbox(ctx context.Context, req *api.RemovePodSan
 func (d *dispatcher) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
 	rsp := &api.CreateContainerResponse{}
 	var fn func(context.Context) error
-	if h := d.c.h.createContainer; h != nil {
+	if h := d.c.h.CreateContainer; h != nil {
 		fn = func(ctx context.Context) error {
 			var err error
 			rsp.Adjust, rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer())
@@ -263,7 +263,7 @@ func (d *dispatcher) CreateContainer(ctx context.Context, req *api.CreateContain
 
 // PostCreateContainer implements [api.PluginService].
 func (d *dispatcher) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
-	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_CREATE_CONTAINER, d.c.h.postCreateContainer, req.GetPod(), req.GetContainer())); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_CREATE_CONTAINER, d.c.h.PostCreateContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostCreateContainerResponse{}, nil
@@ -271,7 +271,7 @@ func (d *dispatcher) PostCreateContainer(ctx context.Context, req *api.PostCreat
 
 // StartContainer implements [api.PluginService].
 func (d *dispatcher) StartContainer(ctx context.Context, req *api.StartContainerRequest) (*api.StartContainerResponse, error) {
-	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_START_CONTAINER, d.c.h.startContainer, req.GetPod(), req.GetContainer())); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_START_CONTAINER, d.c.h.StartContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.StartContainerResponse{}, nil
@@ -279,7 +279,7 @@ func (d *dispatcher) StartContainer(ctx context.Context, req *api.StartContainer
 
 // PostStartContainer implements [api.PluginService].
 func (d *dispatcher) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_START_CONTAINER, d.c.h.postStartContainer, req.GetPod(), req.GetContainer())); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_START_CONTAINER, d.c.h.PostStartContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostStartContainerResponse{}, nil
@@ -289,7 +289,7 @@ func (d *dispatcher) PostStartContainer(ctx context.Context, req *api.PostStartC
 func (d *dispatcher) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
 	rsp := &api.UpdateContainerResponse{}
 	var fn func(context.Context) error
-	if h := d.c.h.updateContainer; h != nil {
+	if h := d.c.h.UpdateContainer; h != nil {
 		fn = func(ctx context.Context) error {
 			var err error
 			rsp.Update, rsp.Evict, err = h(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
@@ -305,7 +305,7 @@ func (d *dispatcher) UpdateContainer(ctx context.Context, req *api.UpdateContain
 
 // PostUpdateContainer implements [api.PluginService].
 func (d *dispatcher) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
-	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_UPDATE_CONTAINER, d.c.h.postUpdateContainer, req.GetPod(), req.GetContainer())); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_POST_UPDATE_CONTAINER, d.c.h.PostUpdateContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.PostUpdateContainerResponse{}, nil
@@ -315,7 +315,7 @@ func (d *dispatcher) PostUpdateContainer(ctx context.Context, req *api.PostUpdat
 func (d *dispatcher) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
 	rsp := &api.StopContainerResponse{}
 	var fn func(context.Context) error
-	if h := d.c.h.stopContainer; h != nil {
+	if h := d.c.h.StopContainer; h != nil {
 		fn = func(ctx context.Context) error {
 			var err error
 			rsp.Update, err = h(ctx, req.GetPod(), req.GetContainer())
@@ -331,7 +331,7 @@ func (d *dispatcher) StopContainer(ctx context.Context, req *api.StopContainerRe
 
 // RemoveContainer implements [api.PluginService].
 func (d *dispatcher) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
-	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_REMOVE_CONTAINER, d.c.h.removeContainer, req.GetPod(), req.GetContainer())); err != nil {
+	if err := ignoreOptOut(d.containerEvent(ctx, api.Event_REMOVE_CONTAINER, d.c.h.RemoveContainer, req.GetPod(), req.GetContainer())); err != nil {
 		return nil, err
 	}
 	return &api.RemoveContainerResponse{}, nil
@@ -345,23 +345,23 @@ func (d *dispatcher) StateChange(ctx context.Context, evt *api.StateChangeEvent)
 	var err error
 	switch e := evt.GetEvent(); e {
 	case api.Event_RUN_POD_SANDBOX:
-		err = d.podEvent(ctx, e, h.runPod, pod)
+		err = d.podEvent(ctx, e, h.RunPod, pod)
 	case api.Event_POST_UPDATE_POD_SANDBOX:
-		err = d.podEvent(ctx, e, h.postUpdatePod, pod)
+		err = d.podEvent(ctx, e, h.PostUpdatePod, pod)
 	case api.Event_STOP_POD_SANDBOX:
-		err = d.podEvent(ctx, e, h.stopPod, pod)
+		err = d.podEvent(ctx, e, h.StopPod, pod)
 	case api.Event_REMOVE_POD_SANDBOX:
-		err = d.podEvent(ctx, e, h.removePod, pod)
+		err = d.podEvent(ctx, e, h.RemovePod, pod)
 	case api.Event_POST_CREATE_CONTAINER:
-		err = d.containerEvent(ctx, e, h.postCreateContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.PostCreateContainer, pod, ctr)
 	case api.Event_START_CONTAINER:
-		err = d.containerEvent(ctx, e, h.startContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.StartContainer, pod, ctr)
 	case api.Event_POST_START_CONTAINER:
-		err = d.containerEvent(ctx, e, h.postStartContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.PostStartContainer, pod, ctr)
 	case api.Event_POST_UPDATE_CONTAINER:
-		err = d.containerEvent(ctx, e, h.postUpdateContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.PostUpdateContainer, pod, ctr)
 	case api.Event_REMOVE_CONTAINER:
-		err = d.containerEvent(ctx, e, h.removeContainer, pod, ctr)
+		err = d.containerEvent(ctx, e, h.RemoveContainer, pod, ctr)
 	default:
 		d.c.log.Debug("ignoring StateChange for an event that has a dedicated request", "plugin", d.c.name, "event", e.Name())
 	}
@@ -376,7 +376,7 @@ func (d *dispatcher) StateChange(ctx context.Context, evt *api.StateChangeEvent)
 // panic fails the request.
 func (d *dispatcher) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
 	var fn func(context.Context) error
-	if h := d.c.h.validate; h != nil {
+	if h := d.c.h.Validate; h != nil {
 		fn = func(ctx context.Context) error { return h(ctx, req) }
 	}
 	err := ignoreOptOut(d.event(ctx, api.Event_VALIDATE_CONTAINER_ADJUSTMENT, req.GetPod(), req.GetContainer(), fn))

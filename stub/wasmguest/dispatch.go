@@ -26,7 +26,7 @@ func (g *Guest) dispatch(ctx context.Context, fn string, b []byte) (proto.Messag
 		}
 		return g.synchronize(ctx, req)
 	case FuncShutdown:
-		if h := g.h.shutdown; h != nil {
+		if h := g.h.Shutdown; h != nil {
 			_ = g.invoke("Shutdown", func() error { h(ctx); return nil })
 		}
 		return &api.Empty{}, nil
@@ -56,7 +56,7 @@ func (g *Guest) dispatch(ctx context.Context, fn string, b []byte) (proto.Messag
 // subscribes to the events wanted, those the runtime delivers if it says.
 func (g *Guest) configure(ctx context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	wanted := g.wanted
-	if h := g.h.configure; h != nil {
+	if h := g.h.Configure; h != nil {
 		var events api.EventMask
 		err := g.invoke("Configure", func() error {
 			var err error
@@ -110,7 +110,7 @@ func (g *Guest) synchronize(ctx context.Context, req *api.SynchronizeRequest) (*
 	}
 	pods, ctrs := g.gate.seed(g.sync.pods, g.sync.ctrs)
 	g.sync = syncParts{}
-	h := g.h.synchronize
+	h := g.h.Synchronize
 	if h == nil {
 		return &api.SynchronizeResponse{}, nil
 	}
@@ -169,22 +169,22 @@ func (g *Guest) podRequest(ctx context.Context, fn string, b []byte) (rsp proto.
 	pod, h := req.GetPod(), &g.h
 	switch r := req.(type) {
 	case *api.RunPodSandboxRequest:
-		if h.runPod != nil && !g.gate.admitPod(pod) {
+		if h.RunPod != nil && !g.gate.admitPod(pod) {
 			return &api.RunPodSandboxResponse{OptOut: &api.OptOut{PodIds: []string{pod.GetId()}}}, true, nil
 		}
-		err = g.podEvent(ctx, "RunPodSandbox", h.runPod, pod)
+		err = g.podEvent(ctx, "RunPodSandbox", h.RunPod, pod)
 	case *api.UpdatePodSandboxRequest:
-		if h.updatePod != nil && g.gate.admitPod(pod) {
+		if h.UpdatePod != nil && g.gate.admitPod(pod) {
 			err = g.invoke("UpdatePodSandbox", func() error {
-				return h.updatePod(ctx, pod, r.GetOverheadLinuxResources(), r.GetLinuxResources())
+				return h.UpdatePod(ctx, pod, r.GetOverheadLinuxResources(), r.GetLinuxResources())
 			})
 		}
 	case *api.PostUpdatePodSandboxRequest:
-		err = g.podEvent(ctx, "PostUpdatePodSandbox", h.postUpdatePod, pod)
+		err = g.podEvent(ctx, "PostUpdatePodSandbox", h.PostUpdatePod, pod)
 	case *api.StopPodSandboxRequest:
-		err = g.podEvent(ctx, "StopPodSandbox", h.stopPod, pod)
+		err = g.podEvent(ctx, "StopPodSandbox", h.StopPod, pod)
 	case *api.RemovePodSandboxRequest:
-		err = g.podEvent(ctx, "RemovePodSandbox", h.removePod, pod)
+		err = g.podEvent(ctx, "RemovePodSandbox", h.RemovePod, pod)
 	}
 	if err != nil {
 		return nil, true, err
@@ -211,15 +211,15 @@ func (g *Guest) containerRequest(ctx context.Context, fn string, b []byte) (rsp 
 	case FuncStopContainer:
 		req = &api.StopContainerRequest{}
 	case FuncPostCreate:
-		req, rsp, simple, name = &api.PostCreateContainerRequest{}, &api.PostCreateContainerResponse{}, h.postCreateContainer, "PostCreateContainer"
+		req, rsp, simple, name = &api.PostCreateContainerRequest{}, &api.PostCreateContainerResponse{}, h.PostCreateContainer, "PostCreateContainer"
 	case FuncStartContainer:
-		req, rsp, simple, name = &api.StartContainerRequest{}, &api.StartContainerResponse{}, h.startContainer, "StartContainer"
+		req, rsp, simple, name = &api.StartContainerRequest{}, &api.StartContainerResponse{}, h.StartContainer, "StartContainer"
 	case FuncPostStart:
-		req, rsp, simple, name = &api.PostStartContainerRequest{}, &api.PostStartContainerResponse{}, h.postStartContainer, "PostStartContainer"
+		req, rsp, simple, name = &api.PostStartContainerRequest{}, &api.PostStartContainerResponse{}, h.PostStartContainer, "PostStartContainer"
 	case FuncPostUpdate:
-		req, rsp, simple, name = &api.PostUpdateContainerRequest{}, &api.PostUpdateContainerResponse{}, h.postUpdateContainer, "PostUpdateContainer"
+		req, rsp, simple, name = &api.PostUpdateContainerRequest{}, &api.PostUpdateContainerResponse{}, h.PostUpdateContainer, "PostUpdateContainer"
 	case FuncRemoveContainer:
-		req, rsp, simple, name = &api.RemoveContainerRequest{}, &api.RemoveContainerResponse{}, h.removeContainer, "RemoveContainer"
+		req, rsp, simple, name = &api.RemoveContainerRequest{}, &api.RemoveContainerResponse{}, h.RemoveContainer, "RemoveContainer"
 	default:
 		return nil, false, nil
 	}
@@ -238,33 +238,33 @@ func (g *Guest) containerRequest(ctx context.Context, fn string, b []byte) (rsp 
 	case *api.CreateContainerRequest:
 		out := &api.CreateContainerResponse{}
 		switch {
-		case h.createContainer == nil:
+		case h.CreateContainer == nil:
 		case !admit:
 			out.OptOut = g.gate.optOut(pod, ctr)
 		default:
 			err = g.invoke("CreateContainer", func() error {
 				var err error
-				out.Adjust, out.Update, out.Evict, err = h.createContainer(ctx, pod, ctr)
+				out.Adjust, out.Update, out.Evict, err = h.CreateContainer(ctx, pod, ctr)
 				return err
 			})
 		}
 		rsp = out
 	case *api.UpdateContainerRequest:
 		out := &api.UpdateContainerResponse{}
-		if h.updateContainer != nil && admit {
+		if h.UpdateContainer != nil && admit {
 			err = g.invoke("UpdateContainer", func() error {
 				var err error
-				out.Update, out.Evict, err = h.updateContainer(ctx, pod, ctr, r.GetLinuxResources())
+				out.Update, out.Evict, err = h.UpdateContainer(ctx, pod, ctr, r.GetLinuxResources())
 				return err
 			})
 		}
 		rsp = out
 	case *api.StopContainerRequest:
 		out := &api.StopContainerResponse{}
-		if h.stopContainer != nil && admit {
+		if h.StopContainer != nil && admit {
 			err = g.invoke("StopContainer", func() error {
 				var err error
-				out.Update, err = h.stopContainer(ctx, pod, ctr)
+				out.Update, err = h.StopContainer(ctx, pod, ctr)
 				return err
 			})
 		}
@@ -282,23 +282,23 @@ func (g *Guest) stateChange(ctx context.Context, evt *api.StateChangeEvent) erro
 	pod, ctr, h := evt.GetPod(), evt.GetContainer(), &g.h
 	switch e := evt.GetEvent(); e {
 	case api.Event_RUN_POD_SANDBOX:
-		return g.podEvent(ctx, e.Name(), h.runPod, pod)
+		return g.podEvent(ctx, e.Name(), h.RunPod, pod)
 	case api.Event_POST_UPDATE_POD_SANDBOX:
-		return g.podEvent(ctx, e.Name(), h.postUpdatePod, pod)
+		return g.podEvent(ctx, e.Name(), h.PostUpdatePod, pod)
 	case api.Event_STOP_POD_SANDBOX:
-		return g.podEvent(ctx, e.Name(), h.stopPod, pod)
+		return g.podEvent(ctx, e.Name(), h.StopPod, pod)
 	case api.Event_REMOVE_POD_SANDBOX:
-		return g.podEvent(ctx, e.Name(), h.removePod, pod)
+		return g.podEvent(ctx, e.Name(), h.RemovePod, pod)
 	case api.Event_POST_CREATE_CONTAINER:
-		return g.containerEvent(ctx, e.Name(), h.postCreateContainer, pod, ctr)
+		return g.containerEvent(ctx, e.Name(), h.PostCreateContainer, pod, ctr)
 	case api.Event_START_CONTAINER:
-		return g.containerEvent(ctx, e.Name(), h.startContainer, pod, ctr)
+		return g.containerEvent(ctx, e.Name(), h.StartContainer, pod, ctr)
 	case api.Event_POST_START_CONTAINER:
-		return g.containerEvent(ctx, e.Name(), h.postStartContainer, pod, ctr)
+		return g.containerEvent(ctx, e.Name(), h.PostStartContainer, pod, ctr)
 	case api.Event_POST_UPDATE_CONTAINER:
-		return g.containerEvent(ctx, e.Name(), h.postUpdateContainer, pod, ctr)
+		return g.containerEvent(ctx, e.Name(), h.PostUpdateContainer, pod, ctr)
 	case api.Event_REMOVE_CONTAINER:
-		return g.containerEvent(ctx, e.Name(), h.removeContainer, pod, ctr)
+		return g.containerEvent(ctx, e.Name(), h.RemoveContainer, pod, ctr)
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func (g *Guest) stateChange(ctx context.Context, evt *api.StateChangeEvent) erro
 // the adjustment with the error's message as the reason; a panic fails
 // the request.
 func (g *Guest) validate(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	h := g.h.validate
+	h := g.h.Validate
 	if h == nil || !g.gate.admitContainer(req.GetPod(), req.GetContainer()) {
 		return &api.ValidateContainerAdjustmentResponse{}, nil
 	}

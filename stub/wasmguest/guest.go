@@ -10,6 +10,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/fastdecode"
+	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // APIVersion is the version of the WASM ABI the guest implements, the
@@ -110,7 +111,7 @@ func WithLog(log func(level api.LogRequest_Level, msg string)) Option {
 // A Guest serves one request at a time, as the host calls it.
 type Guest struct {
 	cfg         config
-	h           handlers
+	h           handlers.Set
 	implemented api.EventMask
 	wanted      api.EventMask
 
