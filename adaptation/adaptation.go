@@ -121,11 +121,12 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	}, nil
 }
 
-// Start registers the builtin plugins, launches the pre-installed ones
-// and, unless disabled, listens for external plugins. It returns once
-// every builtin and pre-installed plugin is synchronized or has failed
-// (failures are logged, not returned), or when ctx is done. It fails if
-// the plugin directory cannot be read or the socket cannot be set up.
+// Start registers the builtin plugins, launches (or loads) the
+// pre-installed ones and, unless disabled, listens for external plugins
+// meanwhile. It returns once every builtin and pre-installed plugin is
+// synchronized or has failed (failures are logged, not returned), or when
+// ctx is done. It fails if the plugin directory cannot be read or the
+// socket cannot be set up.
 func (a *Adaptation) Start(ctx context.Context) error {
 	a.mu.Lock()
 	switch {
@@ -161,6 +162,13 @@ func (a *Adaptation) Start(ctx context.Context) error {
 		firsts[i] = make(chan error, 1)
 		a.goOwned(func() { a.supervise(l, firsts[i]) })
 	}
+	// External plugins may connect while the others start: a plugin slow
+	// to synchronize, or a WASM module compiling, holds up none of them.
+	if a.cfg.noListen {
+		a.log.Info("connections from external plugins disabled")
+	} else if err := a.listen(); err != nil {
+		return err
+	}
 	builtins.Wait()
 wait:
 	for i, first := range firsts {
@@ -178,11 +186,7 @@ wait:
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("adaptation: starting plugins: %w", err)
 	}
-	if a.cfg.noListen {
-		a.log.Info("connections from external plugins disabled")
-		return nil
-	}
-	return a.listen()
+	return nil
 }
 
 // Stop shuts the Adaptation down: it stops accepting plugins, sends
