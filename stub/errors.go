@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/nrikit/nrikit/api"
+	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 var (
@@ -42,12 +43,15 @@ var (
 	// ErrNotInterestedInPod may be returned (also wrapped) by a
 	// RunPodSandbox or CreateContainer handler to opt out of further
 	// events about the pod and its containers; see the package
-	// documentation.
-	ErrNotInterestedInPod = errors.New("stub: not interested in pod")
+	// documentation. It is the same error as
+	// wasmguest.ErrNotInterestedInPod, so that a plugin built both as a
+	// process and as a WASM module can return either.
+	ErrNotInterestedInPod = phandlers.ErrNotInterestedInPod
 	// ErrNotInterestedInContainer may be returned (also wrapped) by a
 	// CreateContainer handler to opt out of further events about the
-	// container.
-	ErrNotInterestedInContainer = errors.New("stub: not interested in container")
+	// container. It is the same error as
+	// wasmguest.ErrNotInterestedInContainer.
+	ErrNotInterestedInContainer = phandlers.ErrNotInterestedInContainer
 )
 
 // RegistrationError is returned by [Stub.Start] when the runtime rejected

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // dispatcher implements [api.PluginService] on top of a plugin's handlers,
@@ -84,30 +85,13 @@ func (d *dispatcher) event(ctx context.Context, e api.Event, pod *api.PodSandbox
 
 // optOut turns an opt-out sentinel returned by a handler into the OptOut
 // to answer with. ok is false if err is not a sentinel.
-func optOut(err error, pod *api.PodSandbox, ctr *api.Container) (out *api.OptOut, ok bool) {
-	switch {
-	case errors.Is(err, ErrNotInterestedInPod):
-		if id := pod.GetId(); id != "" {
-			return &api.OptOut{PodIds: []string{id}}, true
-		}
-		return nil, true
-	case errors.Is(err, ErrNotInterestedInContainer):
-		if id := ctr.GetId(); id != "" {
-			return &api.OptOut{ContainerIds: []string{id}}, true
-		}
-		return nil, true
-	}
-	return nil, false
+func optOut(err error, pod *api.PodSandbox, ctr *api.Container) (*api.OptOut, bool) {
+	return phandlers.OptOut(err, pod, ctr)
 }
 
 // ignoreOptOut treats an opt-out sentinel as success, for responses
 // without an OptOut field.
-func ignoreOptOut(err error) error {
-	if errors.Is(err, ErrNotInterestedInPod) || errors.Is(err, ErrNotInterestedInContainer) {
-		return nil
-	}
-	return err
-}
+func ignoreOptOut(err error) error { return phandlers.IgnoreOptOut(err) }
 
 // errAnsweredLate is reported to the registration when the Configure
 // request ended (the connection closed or the runtime gave up) before the

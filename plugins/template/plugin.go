@@ -65,9 +65,10 @@ func (p *plugin) Shutdown(context.Context) {
 	p.log.Info("runtime is shutting down")
 }
 
-// RunPodSandbox is called when a pod is started. A process plugin may
-// return stub.ErrNotInterestedInPod to get no further events about the pod
-// from a nrikit runtime (the WASM build answers any error as a failure).
+// RunPodSandbox is called when a pod is started. A plugin may
+// return wasmguest.ErrNotInterestedInPod (the same error as
+// stub.ErrNotInterestedInPod, so both builds honour it) to get no further
+// events about the pod from a nrikit runtime.
 func (p *plugin) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
 	p.log.Info("pod started", "pod", podName(pod))
 	return nil

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // dispatch decodes the request of fn, serves it and returns the response.
@@ -186,7 +187,11 @@ func (g *Guest) podRequest(ctx context.Context, fn string, b []byte) (rsp proto.
 	case *api.RemovePodSandboxRequest:
 		err = g.podEvent(ctx, "RemovePodSandbox", h.RemovePod, pod)
 	}
-	if err != nil {
+	if run, ok := rsp.(*api.RunPodSandboxResponse); ok && errors.Is(err, ErrNotInterestedInPod) {
+		run.OptOut, _ = handlers.OptOut(err, pod, nil)
+		return run, true, nil
+	}
+	if err = handlers.IgnoreOptOut(err); err != nil {
 		return nil, true, err
 	}
 	return rsp, true, nil
@@ -228,7 +233,7 @@ func (g *Guest) containerRequest(ctx context.Context, fn string, b []byte) (rsp 
 	}
 	pod, ctr := req.GetPod(), req.GetContainer()
 	if rsp != nil {
-		if err := g.containerEvent(ctx, name, simple, pod, ctr); err != nil {
+		if err := handlers.IgnoreOptOut(g.containerEvent(ctx, name, simple, pod, ctr)); err != nil {
 			return nil, true, err
 		}
 		return rsp, true, nil
@@ -270,15 +275,27 @@ func (g *Guest) containerRequest(ctx context.Context, fn string, b []byte) (rsp 
 		}
 		rsp = out
 	}
-	if err != nil {
+	if create, ok := rsp.(*api.CreateContainerResponse); ok {
+		if out, isOptOut := handlers.OptOut(err, pod, ctr); isOptOut {
+			create.OptOut = out
+			return create, true, nil
+		}
+	}
+	if err = handlers.IgnoreOptOut(err); err != nil {
 		return nil, true, err
 	}
 	return rsp, true, nil
 }
 
 // stateChange serves StateChange, through which runtimes of NRI v0.9 and
-// older deliver the events without a result.
+// older deliver the events without a result (an opt-out sentinel is
+// success: the answer has no room for an opt-out).
 func (g *Guest) stateChange(ctx context.Context, evt *api.StateChangeEvent) error {
+	return handlers.IgnoreOptOut(g.stateChangeEvent(ctx, evt))
+}
+
+// stateChangeEvent calls the handler of a StateChange's event.
+func (g *Guest) stateChangeEvent(ctx context.Context, evt *api.StateChangeEvent) error {
 	pod, ctr, h := evt.GetPod(), evt.GetContainer(), &g.h
 	switch e := evt.GetEvent(); e {
 	case api.Event_RUN_POD_SANDBOX:

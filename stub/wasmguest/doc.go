@@ -36,8 +36,10 @@
 // the events the plugin handles (or [WithSubscription]'s, or the
 // Configure handler's non-zero result), restricted to those the runtime
 // advertises if it does: on a WASM plugin the Configure response is the
-// subscription. A handler error is answered as an error string; a handler
-// panic is recovered into one (and its stack logged). A scope
+// subscription. A handler error is answered as an error string, except
+// the opt-out sentinels ([ErrNotInterestedInPod], the stub's too), which
+// become the answer's opt-out as in the stub; a handler panic is
+// recovered into an error string (and its stack logged). A scope
 // ([WithScope]) is sent to the runtime and, on a runtime that does not
 // evaluate scopes, enforced in the guest without CEL. [Log] writes to the
 // host's log through the env.log import; stdout and stderr reach the log

@@ -13,6 +13,21 @@ import (
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
+// The opt-out sentinels: a RunPodSandbox or CreateContainer handler may
+// return ErrNotInterestedInPod (also wrapped) to opt out of further events
+// about the pod and its containers, a CreateContainer handler
+// ErrNotInterestedInContainer for the container; the answer carries the
+// opt-out (a nrikit runtime honours it, upstream's ignores it). Other
+// handlers' sentinels are answered as success. They are the same errors as
+// the stub's (stub.ErrNotInterestedInPod, ...), so that the handlers of a
+// plugin built both as a process and as a WASM module can return these.
+var (
+	// ErrNotInterestedInPod opts out of events about a pod.
+	ErrNotInterestedInPod = handlers.ErrNotInterestedInPod
+	// ErrNotInterestedInContainer opts out of events about a container.
+	ErrNotInterestedInContainer = handlers.ErrNotInterestedInContainer
+)
+
 // APIVersion is the version of the WASM ABI the guest implements, the
 // value of its plugin_api_version export (upstream's
 // PluginPluginAPIVersion).

@@ -5,6 +5,8 @@ package wasmguest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -345,5 +347,68 @@ func TestScopeEnforcedOnRuntimesThatDoNotEvaluateIt(t *testing.T) {
 	}
 	if _, err := g.Handle(FuncConfigure, nil); err == nil || !strings.Contains(err.Error(), "CEL") {
 		t.Errorf("Configure with a CEL scope on a runtime that does not evaluate scopes: %v, want an error about CEL", err)
+	}
+}
+
+// notInterested opts out with the sentinels, wrapped, as a plugin built
+// for both worlds would.
+type notInterested struct{}
+
+func (notInterested) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	return fmt.Errorf("pod %s: %w", pod.GetName(), ErrNotInterestedInPod)
+}
+func (notInterested) CreateContainer(_ context.Context, _ *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("SEEN", "1")
+	if ctr.GetName() == "pod-out" {
+		return adj, nil, ErrNotInterestedInPod
+	}
+	return adj, nil, fmt.Errorf("wrapped: %w", ErrNotInterestedInContainer)
+}
+func (notInterested) PostStartContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	return ErrNotInterestedInContainer
+}
+func (notInterested) StopPodSandbox(context.Context, *api.PodSandbox) error {
+	return ErrNotInterestedInPod
+}
+
+// TestOptOutSentinels checks that the stub's sentinels, which are
+// wasmguest's, become opt-outs in RunPodSandbox and CreateContainer
+// answers and success elsewhere.
+func TestOptOutSentinels(t *testing.T) {
+	if ErrNotInterestedInPod != stub.ErrNotInterestedInPod || ErrNotInterestedInContainer != stub.ErrNotInterestedInContainer {
+		t.Fatal("wasmguest's sentinels are not the stub's")
+	}
+	g, err := New(notInterested{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &api.PodSandbox{Id: "p1", Name: "p"}
+	run := &api.RunPodSandboxResponse{}
+	if err := handle(t, g, FuncRunPod, &api.RunPodSandboxRequest{Pod: pod}, run); err != nil || !slices.Equal(run.GetOptOut().GetPodIds(), []string{"p1"}) {
+		t.Errorf("RunPodSandbox: %v, %v; want an opt-out of p1", run, err)
+	}
+	for _, tc := range []struct {
+		name      string
+		pods, ctr []string
+	}{
+		{"pod-out", []string{"p1"}, nil},
+		{"ctr-out", nil, []string{"c1"}},
+	} {
+		rsp := &api.CreateContainerResponse{}
+		err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: pod, Container: &api.Container{Id: "c1", Name: tc.name}}, rsp)
+		if err != nil || !slices.Equal(rsp.GetOptOut().GetPodIds(), tc.pods) || !slices.Equal(rsp.GetOptOut().GetContainerIds(), tc.ctr) ||
+			len(rsp.GetAdjust().GetEnv()) != 1 {
+			t.Errorf("CreateContainer %s: %v, %v; want the adjustment and an opt-out of %v %v", tc.name, rsp, err, tc.pods, tc.ctr)
+		}
+	}
+	if err := handle(t, g, FuncPostStart, &api.PostStartContainerRequest{Pod: pod, Container: &api.Container{Id: "c1"}}, &api.PostStartContainerResponse{}); err != nil {
+		t.Errorf("PostStartContainer with a sentinel: %v, want success", err)
+	}
+	if err := handle(t, g, FuncStopPod, &api.StopPodSandboxRequest{Pod: pod}, &api.StopPodSandboxResponse{}); err != nil {
+		t.Errorf("StopPodSandbox with a sentinel: %v, want success", err)
+	}
+	if err := handle(t, g, FuncStateChange, &api.StateChangeEvent{Event: api.Event_STOP_POD_SANDBOX, Pod: pod}, &api.Empty{}); err != nil {
+		t.Errorf("StateChange with a sentinel: %v, want success", err)
 	}
 }
