@@ -26,8 +26,10 @@
 // first plugin of a module adds about 60 MB of RSS (about 30 MB of
 // machine code, 15 MB of decoded module, 9 MB of instance, mostly the Go
 // guest's heap); each further plugin of the same module with a shared
-// Cache about 10 MB. Loading takes about 4 s when the module is compiled,
-// 0.2 s from the on-disk cache.
+// Cache about 10-14 MB (BENCHMARKS.md, "WASM plugins", measures it in a
+// runtime process: 13.9 MiB, against 54 MiB on upstream's runtime).
+// Loading takes 2.5-4 s when the module is compiled, 0.15-0.2 s from the
+// on-disk cache.
 //
 // Unlike upstream, a module file that is not executable is loaded (with
 // a log line saying that upstream would skip it): the file's mode is the
