@@ -7,6 +7,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // A plugin's scope (WithScope) is sent to the runtime, and nrikit's
@@ -211,20 +212,7 @@ func (g *scopeGate) seed(pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.
 	if g == nil {
 		return pods, ctrs
 	}
-	byID := make(map[string]*api.PodSandbox, len(pods))
-	var inPods []*api.PodSandbox
-	for _, p := range pods {
-		byID[p.GetId()] = p
-		if g.f.MatchPod(p) {
-			inPods = append(inPods, p)
-		}
-	}
-	var inCtrs []*api.Container
-	for _, c := range ctrs {
-		if g.f.MatchContainer(byID[c.GetPodSandboxId()], c) {
-			inCtrs = append(inCtrs, c)
-		}
-	}
+	inPods, inCtrs := phandlers.InScope(pods, ctrs, g.f.MatchPod, g.f.MatchContainer)
 	if g.track {
 		g.mu.Lock()
 		clear(g.ctrs)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // gate enforces a plugin's scope in the guest, on a runtime that does
@@ -72,19 +73,5 @@ func (g *gate) seed(pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.PodSa
 	if g == nil {
 		return pods, ctrs
 	}
-	byID := make(map[string]*api.PodSandbox, len(pods))
-	var inPods []*api.PodSandbox
-	for _, p := range pods {
-		byID[p.GetId()] = p
-		if g.pod(p) {
-			inPods = append(inPods, p)
-		}
-	}
-	var inCtrs []*api.Container
-	for _, c := range ctrs {
-		if g.container(byID[c.GetPodSandboxId()], c) {
-			inCtrs = append(inCtrs, c)
-		}
-	}
-	return inPods, inCtrs
+	return handlers.InScope(pods, ctrs, g.pod, g.container)
 }
