@@ -6,42 +6,8 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter/internal/scopetest"
 )
-
-// fixture pods and containers.
-func gpuPod() *api.PodSandbox {
-	return &api.PodSandbox{
-		Id: "pod-gpu", Name: "trainer", Namespace: "ml-team", Uid: "uid-1",
-		Labels:         map[string]string{"gpu": "true", "tier": "a"},
-		Annotations:    map[string]string{"example.com/accelerator": "nvidia-a100", "example.com/owner": "team-a"},
-		RuntimeHandler: "nvidia",
-	}
-}
-
-func plainPod() *api.PodSandbox {
-	return &api.PodSandbox{
-		Id: "pod-plain", Name: "web", Namespace: "default",
-		Labels:      map[string]string{"tier": "c", "legacy": "yes"},
-		Annotations: map[string]string{"example.com/owner": "team-b"},
-	}
-}
-
-func cudaCtr() *api.Container {
-	return &api.Container{
-		Id: "ctr-cuda", Name: "trainer-main", Image: &api.Image{Name: "registry.io/gpu/cuda:12"},
-		Annotations: map[string]string{"example.com/profile": "gpu-large"},
-		Labels:      map[string]string{"role": "main"},
-		Args:        []string{"python", "train.py"},
-		Env:         []string{"CUDA_VISIBLE_DEVICES=0", "PATH=/bin"},
-	}
-}
-
-func sidecarCtr() *api.Container {
-	return &api.Container{
-		Id: "ctr-side", Name: "sidecar", Image: &api.Image{Name: "docker.io/library/envoy:1.30"},
-		Annotations: map[string]string{"example.com/profile": "my-gpu-large"},
-	}
-}
 
 func compile(t *testing.T, scope *api.PluginScope, opts ...Option) *Filter {
 	t.Helper()
@@ -92,20 +58,20 @@ func TestMatchAll(t *testing.T) {
 				t.Errorf("String() = %q, want all", got)
 			}
 			checkCases(t, f, []matchCase{
-				{gpuPod(), nil, true}, {plainPod(), nil, true},
-				{gpuPod(), cudaCtr(), true}, {plainPod(), sidecarCtr(), true},
+				{scopetest.GPUPod(), nil, true}, {scopetest.PlainPod(), nil, true},
+				{scopetest.GPUPod(), scopetest.CUDAContainer(), true}, {scopetest.PlainPod(), scopetest.SidecarContainer(), true},
 				{nil, nil, true}, {nil, &api.Container{}, true},
 			})
 		})
 	}
 	var nilFilter *Filter
-	if !nilFilter.MatchPod(gpuPod()) || !nilFilter.MatchContainer(nil, nil) || !nilFilter.MatchesAll() {
+	if !nilFilter.MatchPod(scopetest.GPUPod()) || !nilFilter.MatchContainer(nil, nil) || !nilFilter.MatchesAll() {
 		t.Error("nil *Filter does not match everything")
 	}
 }
 
 func TestCriteria(t *testing.T) {
-	gpu, plain, cuda, side := gpuPod(), plainPod(), cudaCtr(), sidecarCtr()
+	gpu, plain, cuda, side := scopetest.GPUPod(), scopetest.PlainPod(), scopetest.CUDAContainer(), scopetest.SidecarContainer()
 	tests := []struct {
 		name  string
 		scope *api.PluginScope
@@ -200,7 +166,7 @@ func TestAndAcrossCriteria(t *testing.T) {
 			Images:               []string{"registry.io/gpu/cuda:12"},
 		}
 	}
-	if !compile(t, base()).MatchContainer(gpuPod(), cudaCtr()) {
+	if !compile(t, base()).MatchContainer(scopetest.GPUPod(), scopetest.CUDAContainer()) {
 		t.Fatal("base scope does not match")
 	}
 	breakers := map[string]func(*api.PodSandbox, *api.Container){
@@ -214,7 +180,7 @@ func TestAndAcrossCriteria(t *testing.T) {
 	}
 	f := compile(t, base())
 	for name, brk := range breakers {
-		pod, ctr := gpuPod(), cudaCtr()
+		pod, ctr := scopetest.GPUPod(), scopetest.CUDAContainer()
 		brk(pod, ctr)
 		if f.MatchContainer(pod, ctr) {
 			t.Errorf("breaking %s: container event still matches", name)
@@ -284,8 +250,8 @@ func TestAnd(t *testing.T) {
 
 	f := And(ml, gpuLabel, trainer, nil, compile(t, nil))
 	checkCases(t, f, []matchCase{
-		{gpuPod(), nil, true}, {gpuPod(), cudaCtr(), true}, {gpuPod(), sidecarCtr(), false},
-		{plainPod(), nil, false}, {plainPod(), cudaCtr(), false},
+		{scopetest.GPUPod(), nil, true}, {scopetest.GPUPod(), scopetest.CUDAContainer(), true}, {scopetest.GPUPod(), scopetest.SidecarContainer(), false},
+		{scopetest.PlainPod(), nil, false}, {scopetest.PlainPod(), scopetest.CUDAContainer(), false},
 		{&api.PodSandbox{Namespace: "ml-x"}, nil, false}, // label missing
 	})
 	if got, want := f.String(), `namespaces=["ml-*"] AND pod_label_selector="gpu=true" AND container_names=["trainer*"]`; got != want {
@@ -293,7 +259,7 @@ func TestAnd(t *testing.T) {
 	}
 	// Two lists of the same criterion are ANDed, not merged into one OR.
 	both := And(ml, notML)
-	if both.MatchPod(gpuPod()) || both.MatchPod(plainPod()) {
+	if both.MatchPod(scopetest.GPUPod()) || both.MatchPod(scopetest.PlainPod()) {
 		t.Errorf("%s matches a pod in only one of the namespaces", both)
 	}
 	// Inputs are not modified.
@@ -301,7 +267,7 @@ func TestAnd(t *testing.T) {
 		t.Errorf("And modified its input: %s", ml)
 	}
 	for _, empty := range []*Filter{And(), And(nil), And(compile(t, nil), nil)} {
-		if !empty.MatchesAll() || !empty.MatchContainer(plainPod(), sidecarCtr()) {
+		if !empty.MatchesAll() || !empty.MatchContainer(scopetest.PlainPod(), scopetest.SidecarContainer()) {
 			t.Errorf("And of no criteria does not match everything: %s", empty)
 		}
 	}
@@ -336,7 +302,7 @@ func TestCompileCopiesScope(t *testing.T) {
 	f := compile(t, scope)
 	scope.RuntimeHandlers[0] = "runc"
 	scope.Namespaces[0] = "default"
-	if !f.MatchPod(gpuPod()) || f.MatchPod(plainPod()) {
+	if !f.MatchPod(scopetest.GPUPod()) || f.MatchPod(scopetest.PlainPod()) {
 		t.Errorf("filter %s changed with its scope", f)
 	}
 }
@@ -374,7 +340,7 @@ func TestCELSupport(t *testing.T) {
 	if gotExpr != scope.Cel || got.CostLimit != 42 || got.OnEvalError == nil || got.Logger != nil {
 		t.Errorf("compiler called with %q, %+v", gotExpr, got)
 	}
-	checkCases(t, f, []matchCase{{gpuPod(), nil, true}, {gpuPod(), cudaCtr(), true}, {&api.PodSandbox{Namespace: "ml-x"}, nil, false}})
+	checkCases(t, f, []matchCase{{scopetest.GPUPod(), nil, true}, {scopetest.GPUPod(), scopetest.CUDAContainer(), true}, {&api.PodSandbox{Namespace: "ml-x"}, nil, false}})
 	if want := `namespaces=["ml-*"] AND cel="pod.name == \"trainer\""`; f.String() != want {
 		t.Errorf("String() = %s, want %s", f, want)
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/internal/scopetest"
 )
 
 func TestCELSemantics(t *testing.T) {
-	gpu, plain, cuda, side := gpuPod(), plainPod(), cudaCtr(), sidecarCtr()
+	gpu, plain, cuda, side := scopetest.GPUPod(), scopetest.PlainPod(), scopetest.CUDAContainer(), scopetest.SidecarContainer()
 	tests := []struct {
 		expr  string
 		cases []matchCase
@@ -144,14 +145,14 @@ func TestCELCostLimitAtRuntime(t *testing.T) {
 		filter.WithLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))
 
 	few := &api.PodSandbox{Id: "few", Labels: map[string]string{"zz-top": "1"}}
-	if !f.MatchContainer(few, cudaCtr()) {
+	if !f.MatchContainer(few, scopetest.CUDAContainer()) {
 		t.Errorf("small pod does not match")
 	}
 	many := &api.PodSandbox{Id: "many", Labels: map[string]string{}}
 	for i := range 5000 {
 		many.Labels[fmt.Sprintf("label-%d", i)] = "v"
 	}
-	if f.MatchContainer(many, cudaCtr()) {
+	if f.MatchContainer(many, scopetest.CUDAContainer()) {
 		t.Errorf("evaluation over the cost limit matched")
 	}
 	if f.MatchPod(many) {
@@ -177,20 +178,20 @@ func TestCELEvalErrorIsNoMatch(t *testing.T) {
 	var errs []*filter.EvalError
 	f := compile(t, &api.PluginScope{Cel: `pod.labels["missing"] == "x" || container.name == "main"`},
 		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
-	if f.MatchContainer(gpuPod(), sidecarCtr()) {
+	if f.MatchContainer(scopetest.GPUPod(), scopetest.SidecarContainer()) {
 		t.Error("failed evaluation matched")
 	}
 	// An error absorbed by || is no error.
-	if !f.MatchContainer(gpuPod(), &api.Container{Id: "c", Name: "main"}) {
+	if !f.MatchContainer(scopetest.GPUPod(), &api.Container{Id: "c", Name: "main"}) {
 		t.Error("true || error did not match")
 	}
 	// On a pod event the unknown container may make it true: a match.
-	if !f.MatchPod(gpuPod()) {
+	if !f.MatchPod(scopetest.GPUPod()) {
 		t.Error("error || unknown did not match a pod event")
 	}
 	podOnly := compile(t, &api.PluginScope{Cel: `pod.labels["missing"] == "x"`},
 		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
-	if podOnly.MatchPod(gpuPod()) {
+	if podOnly.MatchPod(scopetest.GPUPod()) {
 		t.Error("failed pod evaluation matched")
 	}
 	if len(errs) != 2 {
@@ -210,19 +211,19 @@ func TestCELEvalErrorIsNoMatch(t *testing.T) {
 	errs = nil
 	dynamic := compile(t, &api.PluginScope{Cel: `dyn(pod).nope == "x"`},
 		filter.WithEvalErrorHandler(func(e *filter.EvalError) { errs = append(errs, e) }))
-	if dynamic.MatchContainer(gpuPod(), cudaCtr()) || len(errs) != 1 || !strings.Contains(errs[0].Error(), `no such field "nope"`) {
+	if dynamic.MatchContainer(scopetest.GPUPod(), scopetest.CUDAContainer()) || len(errs) != 1 || !strings.Contains(errs[0].Error(), `no such field "nope"`) {
 		t.Errorf("dyn(pod).nope: errors %v, want one about the missing field", errs)
 	}
 	// Without a handler or logger, a failed evaluation is still no match.
 	quiet := compile(t, &api.PluginScope{Cel: `pod.labels["missing"] == "x"`})
-	if quiet.MatchPod(gpuPod()) {
+	if quiet.MatchPod(scopetest.GPUPod()) {
 		t.Error("failed evaluation matched")
 	}
 }
 
 func TestCELConcurrent(t *testing.T) {
 	f := compile(t, &api.PluginScope{Cel: `pod.labels["gpu"] == "true" && container.name != "sidecar"`})
-	gpu, plain, cuda, side := gpuPod(), plainPod(), cudaCtr(), sidecarCtr()
+	gpu, plain, cuda, side := scopetest.GPUPod(), scopetest.PlainPod(), scopetest.CUDAContainer(), scopetest.SidecarContainer()
 	var wg sync.WaitGroup
 	failures := make(chan string, 8)
 	for g := range 8 {

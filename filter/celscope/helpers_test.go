@@ -5,42 +5,8 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/internal/scopetest"
 )
-
-// fixture pods and containers (as in package filter's tests).
-func gpuPod() *api.PodSandbox {
-	return &api.PodSandbox{
-		Id: "pod-gpu", Name: "trainer", Namespace: "ml-team", Uid: "uid-1",
-		Labels:         map[string]string{"gpu": "true", "tier": "a"},
-		Annotations:    map[string]string{"example.com/accelerator": "nvidia-a100", "example.com/owner": "team-a"},
-		RuntimeHandler: "nvidia",
-	}
-}
-
-func plainPod() *api.PodSandbox {
-	return &api.PodSandbox{
-		Id: "pod-plain", Name: "web", Namespace: "default",
-		Labels:      map[string]string{"tier": "c", "legacy": "yes"},
-		Annotations: map[string]string{"example.com/owner": "team-b"},
-	}
-}
-
-func cudaCtr() *api.Container {
-	return &api.Container{
-		Id: "ctr-cuda", Name: "trainer-main", Image: &api.Image{Name: "registry.io/gpu/cuda:12"},
-		Annotations: map[string]string{"example.com/profile": "gpu-large"},
-		Labels:      map[string]string{"role": "main"},
-		Args:        []string{"python", "train.py"},
-		Env:         []string{"CUDA_VISIBLE_DEVICES=0", "PATH=/bin"},
-	}
-}
-
-func sidecarCtr() *api.Container {
-	return &api.Container{
-		Id: "ctr-side", Name: "sidecar", Image: &api.Image{Name: "docker.io/library/envoy:1.30"},
-		Annotations: map[string]string{"example.com/profile": "my-gpu-large"},
-	}
-}
 
 // compileErr compiles scope with CEL support.
 func compileErr(scope *api.PluginScope, opts ...filter.Option) (*filter.Filter, error) {
@@ -83,7 +49,7 @@ func checkCases(t *testing.T, f *filter.Filter, cases []matchCase) {
 // TestWithOtherCriteria checks a CEL expression ANDed with every other
 // criterion, and how the filter renders it.
 func TestWithOtherCriteria(t *testing.T) {
-	gpu, plain, cuda, side := gpuPod(), plainPod(), cudaCtr(), sidecarCtr()
+	gpu, plain, cuda, side := scopetest.GPUPod(), scopetest.PlainPod(), scopetest.CUDAContainer(), scopetest.SidecarContainer()
 	f := compile(t, &api.PluginScope{
 		Namespaces:           []string{"ml-*"},
 		PodLabelSelector:     "gpu=true",
@@ -97,7 +63,7 @@ func TestWithOtherCriteria(t *testing.T) {
 	checkCases(t, f, []matchCase{
 		{gpu, nil, true}, {gpu, cuda, true}, {plain, nil, false}, {plain, cuda, false}, {gpu, side, false},
 	})
-	noArgs := cudaCtr()
+	noArgs := scopetest.CUDAContainer()
 	noArgs.Args = nil
 	if f.MatchContainer(gpu, noArgs) {
 		t.Error("the CEL expression alone does not reject a container")
