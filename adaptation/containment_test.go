@@ -102,16 +102,7 @@ func newContainmentRuntime(t *testing.T, opts ...Option) (*Adaptation, *runtimet
 		append([]Option{WithPluginDir(""), WithDisabledExternalConnections(), WithLogger(logs.logger())}, opts...)...)
 	must(t, err)
 	must(t, a.Start(ctxT(t)))
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.dump(t)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
-		if err := a.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
+	stopAtCleanup(t, a, logs)
 	return a, st
 }
 

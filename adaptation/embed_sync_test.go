@@ -60,16 +60,7 @@ func newLockedRuntime(t *testing.T, opts ...Option) *lockedRuntime {
 		t.Fatal(err)
 	}
 	rt.a = a
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
-		if err := a.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-		if t.Failed() {
-			rt.logs.dump(t)
-		}
-	})
+	stopAtCleanup(t, a, rt.logs)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	if err := a.Start(ctx); err != nil {

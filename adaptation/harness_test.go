@@ -215,6 +215,13 @@ func newTestRuntime(t testing.TB, plugins []testPlugin, opts ...Option) *testRun
 		t.Fatal(err)
 	}
 	rt.a = a
+	stopAtCleanup(t, a, rt.logs)
+	return rt
+}
+
+// stopAtCleanup stops a when the test ends (bounded by hangGuard) and
+// then, if the test failed, prints the log.
+func stopAtCleanup(t testing.TB, a *Adaptation, logs *logSink) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 		defer cancel()
@@ -222,10 +229,9 @@ func newTestRuntime(t testing.TB, plugins []testPlugin, opts ...Option) *testRun
 			t.Errorf("Stop: %v", err)
 		}
 		if t.Failed() {
-			rt.logs.dump(t)
+			logs.dump(t)
 		}
 	})
-	return rt
 }
 
 func (rt *testRuntime) start(t testing.TB) {
