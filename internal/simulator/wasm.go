@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nrikit/nrikit/internal/wasmbuild"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
@@ -61,9 +62,7 @@ func buildWASM(ctx context.Context, log *slog.Logger, plugin, dir, out string) e
 	if err != nil {
 		return fmt.Errorf("building its WASM module needs the Go toolchain, and there is no go command on PATH: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd := wasmbuild.Command(ctx, goTool, dir, out)
 	cmd.WaitDelay = 5 * time.Second
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/wasmbuild"
 )
 
 // PrecompileEnv names the variable that makes internal/wasmhost's test
@@ -132,9 +134,7 @@ func Build(ctx context.Context, gocmd, pkgDir, out string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, gocmd, "build", "-buildmode=c-shared", "-trimpath", "-o", abs, ".")
-	cmd.Dir = pkgDir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd := wasmbuild.Command(ctx, gocmd, pkgDir, abs)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared in %s: %w\n%s", pkgDir, err, b)
 	}
