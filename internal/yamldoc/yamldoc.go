@@ -98,7 +98,7 @@ func Explain(data []byte, err error, root *yaml.Node) error {
 }
 
 // yamlLine matches the "line N: " prefix of yaml.v3's messages.
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLine = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
 
 // split splits a yaml.v3 message into its line (0 if it names none) and
 // the rest.
@@ -169,7 +169,7 @@ type mismatch struct {
 }
 
 // mismatchMsg matches yaml.v3's message about a value of the wrong type.
-var mismatchMsg = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+var mismatchMsg = regexp.MustCompile("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
 
 // typeMismatch parses the message, or returns nil.
 func typeMismatch(msg string) *mismatch {

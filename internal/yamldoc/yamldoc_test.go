@@ -21,12 +21,13 @@ func TestDecode(t *testing.T) {
 	for name, tc := range map[string]struct {
 		doc, want string
 	}{
-		"unknown key":                       {"env: {A: b}\nevnts: x\n", `line 2: unknown key "evnts" in config`},
-		"wrong type":                        {"limits:\n  files: many\n", `line 2: cannot unmarshal a string ("many") into limits.files: want a non-negative integer`},
-		"mapping list":                      {"dirs: {a: b}\n", "line 1: cannot unmarshal a mapping into dirs: want a list"},
-		"two documents":                     {"dirs: [a]\n---\ndirs: [b]\n", "line 2: more than one YAML document"},
-		"syntax, line 3":                    {"env:\n  A: b\n C: d\n", "line 3: did not find expected key"},
-		"not YAML after the first document": {" &00000:\n0", ""},
+		"unknown key":                        {"env: {A: b}\nevnts: x\n", `line 2: unknown key "evnts" in config`},
+		"wrong type":                         {"limits:\n  files: many\n", `line 2: cannot unmarshal a string ("many") into limits.files: want a non-negative integer`},
+		"mapping list":                       {"dirs: {a: b}\n", "line 1: cannot unmarshal a mapping into dirs: want a list"},
+		"two documents":                      {"dirs: [a]\n---\ndirs: [b]\n", "line 2: more than one YAML document"},
+		"syntax, line 3":                     {"env:\n  A: b\n C: d\n", "line 3: did not find expected key"},
+		"multi-line value of the wrong type": {"dirs: |\n  a\n  b\n", "line 1: cannot unmarshal a string (\"a\\nb\\n\") into dirs: want a list"},
+		"not YAML after the first document":  {" &00000:\n0", ""},
 	} {
 		var c config
 		err := yamldoc.Decode([]byte(tc.doc), &c)
