@@ -97,6 +97,12 @@ func (c *Cache) runtime(ctx context.Context, limit uint32) (wazero.Runtime, erro
 	c.mu.Unlock()
 	sr.once.Do(func() {
 		ctx := context.WithoutCancel(ctx)
+		// Close-on-context-done is what bounds a call by its context
+		// (an endless loop is stopped). It is also most of a Go
+		// guest's call: wazero v1.12 exits from the machine code to
+		// Go at every loop header to check for it, and Go compiles
+		// every function to a loop (testdata/termcost measures it;
+		// wazero issue #2466).
 		cfg := wazero.NewRuntimeConfig().
 			WithCloseOnContextDone(true).
 			WithMemoryLimitPages(limit).

@@ -29,7 +29,10 @@
 // Cache about 10-14 MB (BENCHMARKS.md, "WASM plugins", measures it in a
 // runtime process: 13.9 MiB, against 54 MiB on upstream's runtime).
 // Loading takes 2.5-4 s when the module is compiled, 0.15-0.2 s from the
-// on-disk cache.
+// on-disk cache. Calls are bounded by their context through wazero's
+// close-on-context-done, which in wazero v1.12 exits from the machine code
+// to Go at every loop header: about three quarters of a Go guest's call
+// (testdata/termcost measures it; BENCHMARKS.md has the figures).
 //
 // Unlike upstream, a module file that is not executable is loaded (with
 // a log line saying that upstream would skip it): the file's mode is the
