@@ -39,7 +39,7 @@ func finishSynchronize(c *capturepb.Synchronize, x *api.SynchronizeRequest) erro
 		x.Pods = make([]*api.PodSandbox, len(c.Pods))
 		for i, b := range c.Pods {
 			x.Pods[i] = &api.PodSandbox{}
-			if err := decodePod(b, x.Pods[i]); err != nil {
+			if err := (UnmarshalOptions{}).decodePod(b, x.Pods[i]); err != nil {
 				return err
 			}
 		}
@@ -48,7 +48,7 @@ func finishSynchronize(c *capturepb.Synchronize, x *api.SynchronizeRequest) erro
 		x.Containers = make([]*api.Container, len(c.Containers))
 		for i, b := range c.Containers {
 			x.Containers[i] = &api.Container{}
-			if err := decodeContainer(b, x.Containers[i]); err != nil {
+			if err := (UnmarshalOptions{}).decodeContainer(b, x.Containers[i]); err != nil {
 				return err
 			}
 		}

@@ -10,7 +10,9 @@
 //
 // Contract: Unmarshal(b, m) leaves m exactly as proto.Unmarshal(b, m) would
 // (proto.Equal, unknown fields included) and fails whenever proto.Unmarshal
-// fails (the error text may differ; errors wrap proto.Error). Each field
+// fails (the error text may differ; errors wrap proto.Error); so does
+// UnmarshalOptions{}.Unmarshal, and with TrustUTF8 the hand-decoded strings
+// are not checked for UTF-8. Each field
 // number of a hand-decoded message is routed to exactly one path: the
 // fields listed below, when they have their declared wire type, are decoded
 // by hand with protobuf-go's semantics (last scalar wins, repeated fields
@@ -58,7 +60,28 @@ import (
 // *api.PostUpdateContainerRequest. A nil pointer of any of these types is
 // passed to proto.Unmarshal as well. b is not retained.
 func Unmarshal(b []byte, m proto.Message) error {
-	if ok, err := fastPath(m, b, true); ok {
+	return UnmarshalOptions{}.Unmarshal(b, m)
+}
+
+// UnmarshalOptions configures the decoding of [UnmarshalOptions.Unmarshal].
+// The zero value decodes as [Unmarshal].
+type UnmarshalOptions struct {
+	// TrustUTF8 leaves out the UTF-8 check of the strings decoded by hand
+	// (ids, names, labels, annotations, args, env, mounts): they are
+	// copied as they are, where proto.Unmarshal fails on invalid UTF-8.
+	// It is for input from an encoder known to check (protobuf-go checks
+	// when it marshals) in a place where the check is expensive: a
+	// WebAssembly guest, where every loop iteration is a check of the
+	// host's termination flag. Fields decoded by protobuf-go (see the
+	// package comment) are still checked. With valid input the result is
+	// the same.
+	TrustUTF8 bool
+}
+
+// Unmarshal decodes b into m as the package-level [Unmarshal] does, with
+// the options o.
+func (o UnmarshalOptions) Unmarshal(b []byte, m proto.Message) error {
+	if ok, err := o.fastPath(m, b, true); ok {
 		return err
 	}
 	return proto.Unmarshal(b, m)
@@ -67,7 +90,7 @@ func Unmarshal(b []byte, m proto.Message) error {
 // fastPath reports whether m's type (non-nil) has a fast path and, with
 // decode, runs it on b, resetting m first. fastPaths is the one list of the
 // supported types (see Supports).
-func fastPath(m proto.Message, b []byte, decode bool) (bool, error) {
+func (o UnmarshalOptions) fastPath(m proto.Message, b []byte, decode bool) (bool, error) {
 	dec, ok := fastPaths[reflect.TypeOf(m)]
 	if !ok || reflect.ValueOf(m).IsNil() {
 		return false, nil
@@ -76,18 +99,18 @@ func fastPath(m proto.Message, b []byte, decode bool) (bool, error) {
 		return true, nil
 	}
 	proto.Reset(m)
-	return true, dec(b, m)
+	return true, dec(o, b, m)
 }
 
 // decoder decodes b into a reset message of the type it is listed for.
-type decoder func(b []byte, m proto.Message) error
+type decoder func(o UnmarshalOptions, b []byte, m proto.Message) error
 
 // fastPaths maps each type with a fast path to its decoder. It is never
 // written to.
 var fastPaths = map[reflect.Type]decoder{
-	reflect.TypeFor[*api.SynchronizeRequest](): whole(decodeSynchronize),
-	reflect.TypeFor[*api.PodSandbox]():         whole(decodePod),
-	reflect.TypeFor[*api.Container]():          whole(decodeContainer),
+	reflect.TypeFor[*api.SynchronizeRequest](): whole(UnmarshalOptions.decodeSynchronize),
+	reflect.TypeFor[*api.PodSandbox]():         whole(UnmarshalOptions.decodePod),
+	reflect.TypeFor[*api.Container]():          whole(UnmarshalOptions.decodeContainer),
 	// Pod events: the pod is field 1.
 	reflect.TypeFor[*api.RunPodSandboxRequest]():        event(func(x *api.RunPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
 	reflect.TypeFor[*api.StopPodSandboxRequest]():       event(func(x *api.StopPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
@@ -104,8 +127,8 @@ var fastPaths = map[reflect.Type]decoder{
 }
 
 // whole is the decoder of a type decoded by one function.
-func whole[M proto.Message](decode func([]byte, M) error) decoder {
-	return func(b []byte, m proto.Message) error { return decode(b, m.(M)) }
+func whole[M proto.Message](decode func(UnmarshalOptions, []byte, M) error) decoder {
+	return func(o UnmarshalOptions, b []byte, m proto.Message) error { return decode(o, b, m.(M)) }
 }
 
 // podField and ctrField locate an event request's pod and container fields.
@@ -117,10 +140,10 @@ type (
 // event is the decoder of an event request whose pod and container (nil
 // for pod events) fields returns.
 func event[M proto.Message](fields func(M) (podField, ctrField)) decoder {
-	return func(b []byte, m proto.Message) error {
+	return func(o UnmarshalOptions, b []byte, m proto.Message) error {
 		x := m.(M)
 		p, c := fields(x)
-		return decodeEvent(b, x, p, c)
+		return o.decodeEvent(b, x, p, c)
 	}
 }
 
@@ -168,12 +191,12 @@ func consumeTag(b []byte) (num protowire.Number, typ protowire.Type, n int) {
 
 // consumeString parses the value of a proto3 string field (wire type bytes):
 // it must be valid UTF-8. The result is a copy.
-func consumeString(b []byte) (string, int, error) {
+func (o UnmarshalOptions) consumeString(b []byte) (string, int, error) {
 	v, n := protowire.ConsumeBytes(b)
 	if n < 0 {
 		return "", 0, errDecode
 	}
-	if !utf8.Valid(v) {
+	if !o.TrustUTF8 && !utf8.Valid(v) {
 		return "", 0, errUTF8
 	}
 	return string(v), n, nil
@@ -184,7 +207,7 @@ func consumeString(b []byte) (string, int, error) {
 // key or value field wins over earlier ones, key/value fields with another
 // wire type and unknown fields are skipped, and every key or value string
 // must be valid UTF-8.
-func consumeMapEntry(b []byte) (key, val []byte, n int, err error) {
+func (o UnmarshalOptions) consumeMapEntry(b []byte) (key, val []byte, n int, err error) {
 	e, n := protowire.ConsumeBytes(b)
 	if n < 0 {
 		return nil, nil, 0, errDecode
@@ -200,7 +223,7 @@ func consumeMapEntry(b []byte) (key, val []byte, n int, err error) {
 			if m < 0 {
 				return nil, nil, 0, errDecode
 			}
-			if !utf8.Valid(v) {
+			if !o.TrustUTF8 && !utf8.Valid(v) {
 				return nil, nil, 0, errUTF8
 			}
 			if num == 1 {
@@ -294,7 +317,7 @@ func countBytesFields(b []byte, c []int) {
 // decodeEvent decodes an event request {PodSandbox pod = 1; Container
 // container = 2; ...} into x, whose pod and container fields are *pod and
 // *ctr (ctr is nil for requests without a container). x is not reset.
-func decodeEvent(src []byte, x proto.Message, pod **api.PodSandbox, ctr **api.Container) error {
+func (o UnmarshalOptions) decodeEvent(src []byte, x proto.Message, pod **api.PodSandbox, ctr **api.Container) error {
 	var fb fallback
 	b := src
 	for len(b) > 0 {
@@ -314,14 +337,14 @@ func decodeEvent(src []byte, x proto.Message, pod **api.PodSandbox, ctr **api.Co
 				if *pod == nil {
 					*pod = &api.PodSandbox{}
 				}
-				if err := decodePod(v, *pod); err != nil {
+				if err := o.decodePod(v, *pod); err != nil {
 					return err
 				}
 			} else {
 				if *ctr == nil {
 					*ctr = &api.Container{}
 				}
-				if err := decodeContainer(v, *ctr); err != nil {
+				if err := o.decodeContainer(v, *ctr); err != nil {
 					return err
 				}
 			}
@@ -339,7 +362,7 @@ func decodeEvent(src []byte, x proto.Message, pod **api.PodSandbox, ctr **api.Co
 }
 
 // decodeSynchronize decodes a SynchronizeRequest into x (not reset).
-func decodeSynchronize(src []byte, x *api.SynchronizeRequest) error {
+func (o UnmarshalOptions) decodeSynchronize(src []byte, x *api.SynchronizeRequest) error {
 	var cnt [3]int
 	countBytesFields(src, cnt[:])
 	x.Pods = slices.Grow(x.Pods, cnt[1])
@@ -361,13 +384,13 @@ func decodeSynchronize(src []byte, x *api.SynchronizeRequest) error {
 			}
 			if num == 1 {
 				p := &api.PodSandbox{}
-				if err := decodePod(v, p); err != nil {
+				if err := o.decodePod(v, p); err != nil {
 					return err
 				}
 				x.Pods = append(x.Pods, p)
 			} else {
 				c := &api.Container{}
-				if err := decodeContainer(v, c); err != nil {
+				if err := o.decodeContainer(v, c); err != nil {
 					return err
 				}
 				x.Containers = append(x.Containers, c)
@@ -391,251 +414,4 @@ func decodeSynchronize(src []byte, x *api.SynchronizeRequest) error {
 		fb.add(src, start, len(src)-len(b))
 	}
 	return fb.apply(src, x)
-}
-
-// decodePod decodes a PodSandbox into x (not reset: decoding a second
-// occurrence of a pod into the same x merges them).
-func decodePod(src []byte, x *api.PodSandbox) error {
-	var cnt [11]int
-	countBytesFields(src, cnt[:])
-	x.Ips = slices.Grow(x.Ips, cnt[10])
-
-	var fb fallback
-	b := src
-	for len(b) > 0 {
-		start := len(src) - len(b)
-		num, typ, n := consumeTag(b)
-		if n < 0 {
-			return errDecode
-		}
-		b = b[n:]
-		if typ == protowire.BytesType {
-			var s *string
-			switch num {
-			case 1:
-				s = &x.Id
-			case 2:
-				s = &x.Name
-			case 3:
-				s = &x.Uid
-			case 4:
-				s = &x.Namespace
-			case 7:
-				s = &x.RuntimeHandler
-			case 5, 6:
-				dst := &x.Labels
-				if num == 6 {
-					dst = &x.Annotations
-				}
-				n, err := consumeMapField(b, dst, cnt[num])
-				if err != nil {
-					return err
-				}
-				b = b[n:]
-				continue
-			case 10:
-				v, n, err := consumeString(b)
-				if err != nil {
-					return err
-				}
-				x.Ips = append(x.Ips, v)
-				b = b[n:]
-				continue
-			}
-			if s != nil {
-				v, n, err := consumeString(b)
-				if err != nil {
-					return err
-				}
-				*s = v
-				b = b[n:]
-				continue
-			}
-		} else if num == 9 && typ == protowire.VarintType {
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return errDecode
-			}
-			x.Pid = uint32(v)
-			b = b[n:]
-			continue
-		}
-		n, err := skipField(num, typ, b)
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-		fb.add(src, start, len(src)-len(b))
-	}
-	return fb.apply(src, x)
-}
-
-// decodeContainer decodes a Container into x (not reset: decoding a second
-// occurrence of a container into the same x merges them).
-func decodeContainer(src []byte, x *api.Container) error {
-	var cnt [10]int
-	countBytesFields(src, cnt[:])
-	x.Args = slices.Grow(x.Args, cnt[7])
-	x.Env = slices.Grow(x.Env, cnt[8])
-	x.Mounts = slices.Grow(x.Mounts, cnt[9])
-
-	var fb fallback
-	b := src
-	for len(b) > 0 {
-		start := len(src) - len(b)
-		num, typ, n := consumeTag(b)
-		if n < 0 {
-			return errDecode
-		}
-		b = b[n:]
-		switch typ {
-		case protowire.BytesType:
-			var s *string
-			switch num {
-			case 1:
-				s = &x.Id
-			case 2:
-				s = &x.PodSandboxId
-			case 3:
-				s = &x.Name
-			case 18:
-				s = &x.StatusReason
-			case 19:
-				s = &x.StatusMessage
-			case 5, 6:
-				dst := &x.Labels
-				if num == 6 {
-					dst = &x.Annotations
-				}
-				n, err := consumeMapField(b, dst, cnt[num])
-				if err != nil {
-					return err
-				}
-				b = b[n:]
-				continue
-			case 7, 8:
-				v, n, err := consumeString(b)
-				if err != nil {
-					return err
-				}
-				if num == 7 {
-					x.Args = append(x.Args, v)
-				} else {
-					x.Env = append(x.Env, v)
-				}
-				b = b[n:]
-				continue
-			case 9:
-				v, n := protowire.ConsumeBytes(b)
-				if n < 0 {
-					return errDecode
-				}
-				m := &api.Mount{}
-				if err := decodeMount(v, m); err != nil {
-					return err
-				}
-				x.Mounts = append(x.Mounts, m)
-				b = b[n:]
-				continue
-			}
-			if s != nil {
-				v, n, err := consumeString(b)
-				if err != nil {
-					return err
-				}
-				*s = v
-				b = b[n:]
-				continue
-			}
-		case protowire.VarintType:
-			switch num {
-			case 4, 12, 14, 15, 16, 17:
-				v, n := protowire.ConsumeVarint(b)
-				if n < 0 {
-					return errDecode
-				}
-				switch num {
-				case 4:
-					x.State = api.ContainerState(int32(v))
-				case 12:
-					x.Pid = uint32(v)
-				case 14:
-					x.CreatedAt = int64(v)
-				case 15:
-					x.StartedAt = int64(v)
-				case 16:
-					x.FinishedAt = int64(v)
-				case 17:
-					x.ExitCode = int32(v)
-				}
-				b = b[n:]
-				continue
-			}
-		}
-		n, err := skipField(num, typ, b)
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-		fb.add(src, start, len(src)-len(b))
-	}
-	return fb.apply(src, x)
-}
-
-// decodeMount decodes a Mount into x.
-func decodeMount(src []byte, x *api.Mount) error {
-	var fb fallback
-	b := src
-	for len(b) > 0 {
-		start := len(src) - len(b)
-		num, typ, n := consumeTag(b)
-		if n < 0 {
-			return errDecode
-		}
-		b = b[n:]
-		if typ == protowire.BytesType && num >= 1 && num <= 4 {
-			v, n, err := consumeString(b)
-			if err != nil {
-				return err
-			}
-			switch num {
-			case 1:
-				x.Destination = v
-			case 2:
-				x.Type = v
-			case 3:
-				x.Source = v
-			case 4:
-				if x.Options == nil {
-					// Mounts are small: a guess is cheaper than counting.
-					x.Options = make([]string, 0, 4)
-				}
-				x.Options = append(x.Options, v)
-			}
-			b = b[n:]
-			continue
-		}
-		n, err := skipField(num, typ, b)
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-		fb.add(src, start, len(src)-len(b))
-	}
-	return fb.apply(src, x)
-}
-
-// consumeMapField decodes the map<string, string> entry at the start of b
-// into *m, made with room for size entries on first use, and returns the
-// entry's length.
-func consumeMapField(b []byte, m *map[string]string, size int) (int, error) {
-	k, v, n, err := consumeMapEntry(b)
-	if err != nil {
-		return 0, err
-	}
-	if *m == nil {
-		*m = make(map[string]string, size)
-	}
-	(*m)[string(k)] = string(v)
-	return n, nil
 }

@@ -9,7 +9,8 @@ import (
 // FuzzUnmarshal decodes arbitrary bytes as each fast type with both
 // decoders: both must fail, or both succeed with proto.Equal results (see
 // diffDecode: the fast decoder's message is prefilled, and its input is
-// overwritten afterwards to catch aliasing).
+// overwritten afterwards to catch aliasing), and the TrustUTF8 decoder
+// agrees with protobuf-go as diffTrusted says.
 func FuzzUnmarshal(f *testing.F) {
 	// Small seeds keep executions (and minimization) fast; fully populated
 	// messages are covered by TestRoundTrip.
@@ -27,6 +28,9 @@ func FuzzUnmarshal(f *testing.F) {
 		typ := fastTypes[int(which)%len(fastTypes)]
 		if d := diffDecode(typ, data, Unmarshal); d != "" {
 			t.Fatal(d)
+		}
+		if d := diffTrusted(typ, data); d != "" {
+			t.Fatal("TrustUTF8: " + d)
 		}
 	})
 }

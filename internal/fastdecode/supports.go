@@ -7,6 +7,6 @@ import "google.golang.org/protobuf/proto"
 // documentation); for any other message Unmarshal is proto.Unmarshal, and
 // a caller that must first get hold of the bytes can skip that.
 func Supports(m proto.Message) bool {
-	ok, _ := fastPath(m, nil, false)
+	ok, _ := UnmarshalOptions{}.fastPath(m, nil, false)
 	return ok
 }
