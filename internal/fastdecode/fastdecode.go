@@ -31,6 +31,12 @@
 //     env, mounts, pid, created_at, started_at, finished_at, exit_code,
 //     status_reason, status_message;
 //   - Mount: destination, type, source, options;
+//   - PodSandbox.linux (LinuxPodSandbox): pod_overhead, pod_resources,
+//     cgroup_parent, cgroups_path, namespaces, resources; Container.linux
+//     (LinuxContainer): namespaces, resources, oom_score_adj, cgroups_path,
+//     sysctl; LinuxNamespace: type, path; LinuxResources: memory, cpu,
+//     unified, pids; all fields of LinuxMemory, LinuxCPU, LinuxPids and the
+//     Optional wrappers they use;
 //   - SynchronizeRequest: pods, containers, more;
 //   - the event requests listed at Unmarshal: pod (1) and, where the request
 //     has one, container (2). A pod or container occurring twice is merged
@@ -56,8 +62,9 @@ import (
 // *api.RemovePodSandboxRequest, *api.PostUpdatePodSandboxRequest,
 // *api.CreateContainerRequest, *api.PostCreateContainerRequest,
 // *api.StartContainerRequest, *api.PostStartContainerRequest,
-// *api.StopContainerRequest, *api.RemoveContainerRequest and
-// *api.PostUpdateContainerRequest. A nil pointer of any of these types is
+// *api.StopContainerRequest, *api.RemoveContainerRequest,
+// *api.PostUpdateContainerRequest, *api.LinuxPodSandbox,
+// *api.LinuxContainer and *api.LinuxResources. A nil pointer of any of these types is
 // passed to proto.Unmarshal as well. b is not retained.
 func Unmarshal(b []byte, m proto.Message) error {
 	return UnmarshalOptions{}.Unmarshal(b, m)
@@ -111,6 +118,10 @@ var fastPaths = map[reflect.Type]decoder{
 	reflect.TypeFor[*api.SynchronizeRequest](): whole(UnmarshalOptions.decodeSynchronize),
 	reflect.TypeFor[*api.PodSandbox]():         whole(UnmarshalOptions.decodePod),
 	reflect.TypeFor[*api.Container]():          whole(UnmarshalOptions.decodeContainer),
+	// The linux subtrees, as decoded inside pods and containers.
+	reflect.TypeFor[*api.LinuxPodSandbox](): whole(UnmarshalOptions.decodeLinuxPod),
+	reflect.TypeFor[*api.LinuxContainer]():  whole(UnmarshalOptions.decodeLinuxContainer),
+	reflect.TypeFor[*api.LinuxResources]():  whole(UnmarshalOptions.decodeResources),
 	// Pod events: the pod is field 1.
 	reflect.TypeFor[*api.RunPodSandboxRequest]():        event(func(x *api.RunPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),
 	reflect.TypeFor[*api.StopPodSandboxRequest]():       event(func(x *api.StopPodSandboxRequest) (podField, ctrField) { return &x.Pod, nil }),

@@ -322,6 +322,10 @@ func allCases() []wireCase {
 	c = append(c, containerCases()...)
 	c = append(c, eventCases()...)
 	c = append(c, syncCases()...)
+	for _, lc := range linuxCases() {
+		lc.name = name(lc.typ) + ": " + lc.name
+		c = append(c, lc)
+	}
 	for _, typ := range fastTypes {
 		for _, m := range malformed {
 			c = append(c, wireCase{name(typ) + ": " + m.name, typ, m.b, true})
@@ -576,6 +580,37 @@ func TestSchema(t *testing.T) {
 	check(&api.SynchronizeRequest{}, []f{
 		{1, "pods", "message:PodSandbox", true}, {2, "containers", "message:Container", true}, {3, "more", "bool", false},
 	}, []protowire.Number{1, 2, 3})
+	opt := func(m string) string { return "message:" + m }
+	check(&api.LinuxPodSandbox{}, []f{
+		{1, "pod_overhead", opt("LinuxResources"), false}, {2, "pod_resources", opt("LinuxResources"), false},
+		{3, "cgroup_parent", "string", false}, {4, "cgroups_path", "string", false},
+		{5, "namespaces", opt("LinuxNamespace"), true}, {6, "resources", opt("LinuxResources"), false},
+	}, nil)
+	check(&api.LinuxContainer{}, []f{
+		{1, "namespaces", opt("LinuxNamespace"), true}, {3, "resources", opt("LinuxResources"), false},
+		{4, "oom_score_adj", opt("OptionalInt"), false}, {5, "cgroups_path", "string", false}, {9, "sysctl", "map", false},
+	}, nil)
+	check(&api.LinuxNamespace{}, []f{{1, "type", "string", false}, {2, "path", "string", false}}, nil)
+	check(&api.LinuxResources{}, []f{
+		{1, "memory", opt("LinuxMemory"), false}, {2, "cpu", opt("LinuxCPU"), false},
+		{6, "unified", "map", false}, {8, "pids", opt("LinuxPids"), false},
+	}, nil)
+	check(&api.LinuxMemory{}, []f{
+		{1, "limit", opt("OptionalInt64"), false}, {2, "reservation", opt("OptionalInt64"), false},
+		{3, "swap", opt("OptionalInt64"), false}, {4, "kernel", opt("OptionalInt64"), false},
+		{5, "kernel_tcp", opt("OptionalInt64"), false}, {6, "swappiness", opt("OptionalUInt64"), false},
+		{7, "disable_oom_killer", opt("OptionalBool"), false}, {8, "use_hierarchy", opt("OptionalBool"), false},
+	}, nil)
+	check(&api.LinuxCPU{}, []f{
+		{1, "shares", opt("OptionalUInt64"), false}, {2, "quota", opt("OptionalInt64"), false},
+		{3, "period", opt("OptionalUInt64"), false}, {4, "realtime_runtime", opt("OptionalInt64"), false},
+		{5, "realtime_period", opt("OptionalUInt64"), false}, {6, "cpus", "string", false}, {7, "mems", "string", false},
+	}, nil)
+	check(&api.LinuxPids{}, []f{{1, "limit", "int64", false}}, []protowire.Number{1})
+	check(&api.OptionalInt{}, []f{{1, "value", "int64", false}}, []protowire.Number{1})
+	check(&api.OptionalInt64{}, []f{{1, "value", "int64", false}}, []protowire.Number{1})
+	check(&api.OptionalUInt64{}, []f{{1, "value", "uint64", false}}, []protowire.Number{1})
+	check(&api.OptionalBool{}, []f{{1, "value", "bool", false}}, []protowire.Number{1})
 	for _, typ := range podOnlyTypes {
 		check(typ, []f{{1, "pod", "message:PodSandbox", false}}, []protowire.Number{1})
 	}

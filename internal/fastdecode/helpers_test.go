@@ -32,6 +32,9 @@ var fastTypes = []proto.Message{
 	&api.StopContainerRequest{},
 	&api.RemoveContainerRequest{},
 	&api.PostUpdateContainerRequest{},
+	&api.LinuxPodSandbox{},
+	&api.LinuxContainer{},
+	&api.LinuxResources{},
 }
 
 // podOnlyTypes are the fast event requests that have a pod and no container.
@@ -87,6 +90,12 @@ func leanFull(m proto.Message) []byte {
 		return cat(podFull, unknown)
 	case *api.Container:
 		return cat(ctrFull, unknown)
+	case *api.LinuxPodSandbox:
+		return cat(linuxPodFull, unknown)
+	case *api.LinuxContainer:
+		return cat(linuxCtrFull, unknown)
+	case *api.LinuxResources:
+		return cat(resFull, unknown)
 	}
 	if fd := m.ProtoReflect().Descriptor().Fields().ByNumber(2); fd != nil && fd.Message() != nil &&
 		fd.Message().Name() == "Container" {

@@ -59,6 +59,13 @@ func (o UnmarshalOptions) decodePod(src []byte, x *api.PodSandbox) error {
 				x.Ips = append(x.Ips, v)
 				b = b[n:]
 				continue
+			case 8:
+				n, err := subMessage(o, b, &x.Linux, UnmarshalOptions.decodeLinuxPod)
+				if err != nil {
+					return err
+				}
+				b = b[n:]
+				continue
 			}
 			if s != nil {
 				v, n, err := o.consumeString(b)
@@ -153,6 +160,13 @@ func (o UnmarshalOptions) decodeContainer(src []byte, x *api.Container) error {
 					return err
 				}
 				x.Mounts = append(x.Mounts, m)
+				b = b[n:]
+				continue
+			case 11:
+				n, err := subMessage(o, b, &x.Linux, UnmarshalOptions.decodeLinuxContainer)
+				if err != nil {
+					return err
+				}
 				b = b[n:]
 				continue
 			}

@@ -61,9 +61,17 @@ func TestTrustUTF8(t *testing.T) {
 		c.GetMounts()[0].GetDestination() != bad || c.GetMounts()[0].GetOptions()[0] != bad {
 		t.Errorf("container %v: invalid UTF-8 not copied as it is", c)
 	}
-	// The pod's linux field is decoded by protobuf-go, which checks.
-	if err := trusted(byt(8, str(3, bad)), &api.PodSandbox{}); err == nil {
-		t.Error("invalid UTF-8 inside linux accepted: protobuf-go's fields must still be checked")
+	// The container's image is decoded by protobuf-go, which checks.
+	if err := trusted(byt(22, str(1, bad)), &api.Container{}); err == nil {
+		t.Error("invalid UTF-8 inside image accepted: protobuf-go's fields must still be checked")
+	}
+	// The linux subtrees are decoded by hand.
+	lp := &api.PodSandbox{}
+	if err := trusted(byt(8, str(3, bad), byt(5, str(2, bad)), byt(6, byt(2, str(6, bad)))), lp); err != nil {
+		t.Fatalf("pod linux with invalid UTF-8: %v", err)
+	}
+	if l := lp.GetLinux(); l.GetCgroupParent() != bad || l.GetNamespaces()[0].GetPath() != bad || l.GetResources().GetCpu().GetCpus() != bad {
+		t.Errorf("pod linux %v: invalid UTF-8 not copied as it is", l)
 	}
 	// The default still checks.
 	if err := Unmarshal(str(1, bad), &api.PodSandbox{}); err == nil {
