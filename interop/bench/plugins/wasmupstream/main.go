@@ -14,9 +14,14 @@ import (
 	"strings"
 
 	"github.com/containerd/nri/pkg/api"
+
+	"github.com/nrikit/nrikit/interop/internal/upstreamglue"
 )
 
-type plugin struct{ key, value string }
+type plugin struct {
+	upstreamglue.Unimplemented
+	key, value string
+}
 
 func (p *plugin) Configure(_ context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	key, value, ok := strings.Cut(strings.TrimSpace(req.GetConfig()), "=")
@@ -34,56 +39,7 @@ func (p *plugin) CreateContainer(context.Context, *api.CreateContainerRequest) (
 	return &api.CreateContainerResponse{Adjust: adj}, nil
 }
 
-func (p *plugin) PostStartContainer(context.Context, *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	return &api.PostStartContainerResponse{}, nil
-}
-
-func (p *plugin) Synchronize(context.Context, *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
-	return &api.SynchronizeResponse{}, nil
-}
-
-// The rest answer empty, as an upstream plugin without these handlers.
-
-func (p *plugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) { return &api.Empty{}, nil }
-func (p *plugin) RunPodSandbox(context.Context, *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	return &api.RunPodSandboxResponse{}, nil
-}
-func (p *plugin) UpdatePodSandbox(context.Context, *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
-	return &api.UpdatePodSandboxResponse{}, nil
-}
-func (p *plugin) PostUpdatePodSandbox(context.Context, *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
-	return &api.PostUpdatePodSandboxResponse{}, nil
-}
-func (p *plugin) StopPodSandbox(context.Context, *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
-	return &api.StopPodSandboxResponse{}, nil
-}
-func (p *plugin) RemovePodSandbox(context.Context, *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
-	return &api.RemovePodSandboxResponse{}, nil
-}
-func (p *plugin) PostCreateContainer(context.Context, *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
-	return &api.PostCreateContainerResponse{}, nil
-}
-func (p *plugin) StartContainer(context.Context, *api.StartContainerRequest) (*api.StartContainerResponse, error) {
-	return &api.StartContainerResponse{}, nil
-}
-func (p *plugin) UpdateContainer(context.Context, *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
-	return &api.UpdateContainerResponse{}, nil
-}
-func (p *plugin) PostUpdateContainer(context.Context, *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
-	return &api.PostUpdateContainerResponse{}, nil
-}
-func (p *plugin) StopContainer(context.Context, *api.StopContainerRequest) (*api.StopContainerResponse, error) {
-	return &api.StopContainerResponse{}, nil
-}
-func (p *plugin) RemoveContainer(context.Context, *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
-	return &api.RemoveContainerResponse{}, nil
-}
-func (p *plugin) StateChange(context.Context, *api.StateChangeEvent) (*api.Empty, error) {
-	return &api.Empty{}, nil
-}
-func (p *plugin) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	return &api.ValidateContainerAdjustmentResponse{}, nil
-}
+// Every other request is answered empty by upstreamglue.Unimplemented.
 
 func init() { api.RegisterPlugin(&plugin{}) }
 
