@@ -66,13 +66,7 @@ func (r *Report) Counts() (passed, failed int) {
 // InformationalCount returns how many informational results the report
 // holds.
 func (r *Report) InformationalCount() int {
-	n := 0
-	for _, res := range r.Results {
-		if res.Informational {
-			n++
-		}
-	}
-	return n
+	return r.count(func(res Result) bool { return res.Informational })
 }
 
 // Result returns the result of the check called name, if it ran.
@@ -87,9 +81,14 @@ func (r *Report) Result(name string) (Result, bool) {
 
 // SkippedCount returns how many checks the report holds as skipped.
 func (r *Report) SkippedCount() int {
+	return r.count(func(res Result) bool { return res.Skipped })
+}
+
+// count returns how many results match.
+func (r *Report) count(match func(Result) bool) int {
 	n := 0
 	for _, res := range r.Results {
-		if res.Skipped {
+		if match(res) {
 			n++
 		}
 	}
