@@ -10,6 +10,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/internal/pluginproc"
 	"github.com/nrikit/nrikit/internal/socketpair"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -71,7 +72,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	} else if peer, err := socketpair.PeerPID(conn); err == nil {
 		pid = peer
 	}
-	s := &session{a: a, kind: kind, launch: l, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
+	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
 	var onClose func() error
 	if proc != nil {
 		onClose = proc.terminate
@@ -128,6 +129,7 @@ type session struct {
 	ep     *connEndpoint
 	kind   PluginKind
 	launch *launchSpec
+	proc   *process // the launched plugin's process; nil for others
 	pid    int
 
 	once    sync.Once
@@ -146,7 +148,7 @@ func (s *session) await(ctx context.Context) error {
 	case <-t.C:
 		return fmt.Errorf("plugin (pid %d) did not register within %v", s.pid, s.a.cfg.registrationTimeout)
 	case <-s.ep.Done():
-		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, s.ep.cause())
+		return s.disconnected()
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-s.a.ctx.Done():
@@ -158,6 +160,47 @@ func (s *session) await(ctx context.Context) error {
 	}
 	return nil
 }
+
+// exitWait bounds how long a launched plugin whose connection closed
+// before it registered is given to exit, so that the registration error
+// can say how it ended: a plugin that quits closes its socket as it exits.
+const exitWait = time.Second
+
+// disconnected describes a connection that ended before the plugin
+// registered: the protocol violation that made the runtime close it, or
+// how a launched plugin ended, with its last output ("plugin (pid 7)
+// exited with status 0 before registering; output: I quit").
+func (s *session) disconnected() error {
+	cause := s.ep.cause()
+	if v := s.ep.violation.Load(); v != nil {
+		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, cause)
+	}
+	if p := s.proc; p != nil && p.proc.WaitExit(exitWait, s.a.ctx.Done()) {
+		<-p.proc.Done() // the output drained, bounded by the output grace
+		return &earlyExit{pid: s.pid, how: pluginproc.ExitDescription(p.proc.Err()), output: p.proc.Output(), cause: cause}
+	}
+	return &earlyExit{pid: s.pid, how: "closed its connection", cause: cause}
+}
+
+// earlyExit is the registration error of a plugin whose connection ended
+// before it registered. The transport's own error (cause) is kept for
+// errors.Is but not shown: what the plugin did is the reason.
+type earlyExit struct {
+	pid    int
+	how    string // "exited with status 0", "closed its connection"
+	output string // the launched plugin's output, summarised
+	cause  error
+}
+
+func (e *earlyExit) Error() string {
+	msg := fmt.Sprintf("plugin (pid %d) %s before registering", e.pid, e.how)
+	if e.output != "" {
+		msg += "; output: " + e.output
+	}
+	return msg
+}
+
+func (e *earlyExit) Unwrap() error { return e.cause }
 
 // abandon cleans up after a registration that await gave up on (the
 // connection closed, or ctx ended, while RegisterPlugin was handled): it

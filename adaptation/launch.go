@@ -1,9 +1,11 @@
 package adaptation
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -188,7 +190,7 @@ func (a *Adaptation) launch(l launchSpec) (*process, net.Conn, error) {
 	proc, conn, err := pluginproc.Start(pluginproc.Spec{
 		Path: l.path, Args: l.args, Name: l.name, Idx: l.idx, Env: a.cfg.env,
 		Lines: func(stream string, line []byte) {
-			a.log.Info(string(line), "plugin", l.full, "stream", stream)
+			a.log.Log(a.ctx, outputLevel(stream, line), string(line), "plugin", l.full, "stream", stream)
 		},
 		OutputGrace: a.cfg.terminationGrace,
 		OnExit: func(pid int, err error) {
@@ -208,6 +210,33 @@ func (a *Adaptation) launch(l launchSpec) (*process, net.Conn, error) {
 	p.proc = proc
 	a.log.Info("launched pre-installed plugin", "plugin", l.full, "pid", proc.Pid())
 	return p, conn, nil
+}
+
+// outputLevel is the level a line of a launched plugin's output is logged
+// at. Its stdout is informational. What it writes to stderr is a warning
+// (a Go panic, an error before it could log, a message before it quits)
+// unless it is a log line of its own at debug or info level (slog's and
+// logrus's text and JSON formats: level=info, "level":"INFO"), which stays
+// informational: a plugin that logs to stderr does not flood the runtime's
+// warnings.
+func outputLevel(stream string, line []byte) slog.Level {
+	if stream != "stderr" {
+		return slog.LevelInfo
+	}
+	for _, prefix := range [][]byte{[]byte("level="), []byte(`"level":"`)} {
+		i := bytes.Index(line, prefix)
+		if i < 0 {
+			continue
+		}
+		rest := bytes.TrimPrefix(line[i+len(prefix):], []byte(`"`))
+		for _, l := range []string{"debug", "info", "trace"} {
+			if len(rest) >= len(l) && bytes.EqualFold(rest[:len(l)], []byte(l)) {
+				return slog.LevelInfo
+			}
+		}
+		return slog.LevelWarn
+	}
+	return slog.LevelWarn
 }
 
 // pid is the process ID.

@@ -7,103 +7,14 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/nrikit/nrikit/internal/pluginproc"
 )
 
-// outputKept is how much of a launched plugin's output is kept for
-// failure reasons: the first half and the last half of it.
-const outputKept = 8 << 10
-
-// outputBuffer keeps the first and the last bytes a plugin wrote: the
-// cause of a failure is often on the first lines (a missing file, a bad
-// flag) and the last ones say how it ended (a panic's stack).
-type outputBuffer struct {
-	mu      sync.Mutex
-	head    []byte // the first max/2 bytes
-	tail    []byte // the last max/2 bytes after head
-	max     int
-	dropped bool // bytes between head and tail were lost
-	tee     io.Writer
-}
-
-func newOutputBuffer(max int, tee io.Writer) *outputBuffer {
-	return &outputBuffer{max: max, tee: tee}
-}
-
-// Write implements io.Writer.
-func (b *outputBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	rest := p
-	if room := b.max/2 - len(b.head); room > 0 {
-		n := min(room, len(rest))
-		b.head = append(b.head, rest[:n]...)
-		rest = rest[n:]
-	}
-	b.tail = append(b.tail, rest...)
-	if over := len(b.tail) - b.max/2; over > 0 {
-		b.tail = append(b.tail[:0], b.tail[over:]...)
-		b.dropped = true
-	}
-	if b.tee != nil {
-		_, _ = b.tee.Write(p)
-	}
-	return len(p), nil
-}
-
-// headLines and tailLines are how many lines of each end String keeps.
-const (
-	headLines = 3
-	tailLines = 5
-)
-
-// String returns the kept output on one line: its first lines, a marker
-// of what was left out, and its last lines, joined by " | ".
-func (b *outputBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.dropped {
-		return joinLines(lines(string(b.head) + string(b.tail)))
-	}
-	head := lines(string(b.head))
-	if len(head) > 1 && !strings.HasSuffix(string(b.head), "\n") {
-		head = head[:len(head)-1] // cut inside a line
-	}
-	tail := lines(string(b.tail))
-	if len(tail) > 1 {
-		tail = tail[1:] // the first is cut
-	}
-	return joinLines(append(append(head[:min(len(head), headLines)], "..."), tail[max(0, len(tail)-tailLines):]...))
-}
-
-// lines splits s into its non-empty lines.
-func lines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// joinLines keeps the first headLines and last tailLines of ls, with "..."
-// for the lines between, on one line.
-func joinLines(ls []string) string {
-	if len(ls) > headLines+tailLines+1 {
-		ls = append(append(ls[:headLines:headLines], "..."), ls[len(ls)-tailLines:]...)
-	}
-	return strings.Join(ls, " | ")
-}
-
 // process is a launched plugin, supervised by pluginproc.
 type process struct {
-	proc   *pluginproc.Process
-	output *outputBuffer
+	proc *pluginproc.Process
 	// exited is closed once the process exited and its output is read.
 	exited <-chan struct{}
 	err    error // Wait's result, valid once exited is closed
@@ -117,15 +28,18 @@ func launch(command []string, idx, name string, env []string, tee io.Writer) (*p
 	if len(command) == 0 || command[0] == "" {
 		return nil, nil, errors.New("no plugin command given")
 	}
-	p := &process{output: newOutputBuffer(outputKept, tee)}
+	if tee == nil {
+		tee = io.Discard // read the output all the same, for failure reasons
+	}
+	p := &process{}
 	proc, conn, err := pluginproc.Start(pluginproc.Spec{
 		Path: command[0], Args: command[1:], Name: name, Idx: idx, EnvAfter: env,
-		Output: p.output,
+		Output: tee,
 		// Set before exited is closed.
 		OnExit: func(_ int, err error) { p.err = err },
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting plugin %q: %w", command[0], err)
+		return nil, nil, fmt.Errorf("starting the plugin: %w", err)
 	}
 	p.proc, p.exited = proc, proc.Done()
 	return p, conn, nil
@@ -142,18 +56,7 @@ func (p *process) hasExited() bool {
 }
 
 // exitDescription describes how the process ended, with its last output.
-func (p *process) exitDescription() string {
-	var b strings.Builder
-	if p.err == nil {
-		b.WriteString("exited with status 0")
-	} else {
-		b.WriteString(pluginproc.Status(p.err))
-	}
-	if out := p.output.String(); out != "" {
-		fmt.Fprintf(&b, "; output: %s", out)
-	}
-	return b.String()
-}
+func (p *process) exitDescription() string { return p.proc.Describe() }
 
 // waitExit waits up to d for the process to exit.
 func (p *process) waitExit(ctx context.Context, d time.Duration) bool {
@@ -198,7 +101,10 @@ func acceptOne(ctx context.Context, path string, d time.Duration) (net.Conn, err
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("waiting for a plugin on %s: %w", path, ctx.Err())
 		}
-		return nil, fmt.Errorf("no plugin connected to %s within %s: %w", path, d, err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("no plugin connected to %s within %s", path, d)
+		}
+		return nil, fmt.Errorf("waiting for a plugin on %s: %w", path, err)
 	}
 	return conn, nil
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/outputsummary"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
@@ -37,7 +38,7 @@ func isWASMModule(path string) bool {
 type wasmTarget struct {
 	plugin *wasmhost.Plugin
 	// output keeps the guest's output and the host's messages about it.
-	output *outputBuffer
+	output *outputsummary.Buffer
 	// discarded is set when the last call discarded the instance (the
 	// guest trapped, exited, timed out or broke the ABI).
 	discarded bool
@@ -48,12 +49,12 @@ type wasmTarget struct {
 // api.PluginService; the checks of a connection are reported skipped.
 func checkWASM(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	if len(cfg.Command) > 1 {
-		return nil, fmt.Errorf("conformance: %s is a WASM module: it takes no arguments", cfg.Command[0])
+		return nil, fmt.Errorf("%s is a WASM module: it takes no arguments", cfg.Command[0])
 	}
 	if len(cfg.Env) > 0 {
-		return nil, fmt.Errorf("conformance: %s is a WASM module: Env does not apply", cfg.Command[0])
+		return nil, fmt.Errorf("%s is a WASM module: Env does not apply", cfg.Command[0])
 	}
-	c := &pluginCheck{cfg: cfg, world: newWorld(), wasm: &wasmTarget{output: newOutputBuffer(outputKept, cfg.Output)}}
+	c := &pluginCheck{cfg: cfg, world: newWorld(), wasm: &wasmTarget{output: outputsummary.New(0, cfg.Output)}}
 	idx, name, _ := api.ParsePluginName(cfg.Name)
 	c.inst = &api.PluginInstance{Name: name, Index: idx}
 	c.full = cfg.Name
@@ -72,6 +73,7 @@ func checkWASM(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	}
 	c.drive(ctx)
 	c.rec.skip(CheckCloses, "%s: the runtime closes the module after Shutdown", notApplicableWASM)
+	c.scopeKept(ctx)
 	return &c.rec.report, nil
 }
 
@@ -148,5 +150,5 @@ func describeWASMError(err error) string {
 		return "no answer within the request timeout (instance discarded)"
 	}
 	// A trap's error has wazero's stack trace on the following lines.
-	return strings.Join(lines(err.Error()), "; ")
+	return strings.Join(outputsummary.Lines(err.Error()), "; ")
 }

@@ -50,11 +50,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // pluginLines is a slog handler in front of the text or JSON handler: a
 // record the runtime library logs for a line of a launched plugin's
 // output (its message the line, attributes plugin=IDX-NAME and
-// stream=stdout|stderr, at level INFO) is written as the plugin's own log
-// line, with its own time and level, and plugin=IDX-NAME added. Lines that
-// are not log lines (a program's plain output) become records of their
-// own with the line as the message. Plugin lines are filtered by their own
-// level, not by the INFO the runtime forwards them at.
+// stream=stdout|stderr, at level INFO for stdout and WARN for stderr) is
+// written as the plugin's own log line, with its own time and level, and
+// plugin=IDX-NAME added. Lines that are not log lines (a program's plain
+// output) become records of their own with the line as the message, at
+// the runtime's level. Log lines are filtered by their own level, not by
+// the level the runtime forwards them at.
 type pluginLines struct {
 	inner slog.Handler
 	w     io.Writer
@@ -62,9 +63,10 @@ type pluginLines struct {
 	level slog.Level
 }
 
-// Enabled is also true for INFO, the level plugin lines arrive at.
+// Enabled is also true for INFO and WARN, the levels plugin lines arrive
+// at.
 func (h *pluginLines) Enabled(ctx context.Context, l slog.Level) bool {
-	return l == slog.LevelInfo || h.inner.Enabled(ctx, l)
+	return l == slog.LevelInfo || l == slog.LevelWarn || h.inner.Enabled(ctx, l)
 }
 
 // Handle writes a plugin line as the plugin's, any other record through

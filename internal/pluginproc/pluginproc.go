@@ -16,15 +16,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/outputsummary"
 	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
@@ -71,6 +74,11 @@ type Spec struct {
 	// OnSignal, if set, is called before Stop sends sig because the
 	// process did not exit within grace.
 	OnSignal func(sig syscall.Signal, grace time.Duration)
+	// KeepOutput is how much of the plugin's output Process.Output keeps
+	// for failure reasons, the first and last bytes of it (default
+	// outputsummary.DefaultSize). The output is kept only if Lines or
+	// Output is set: otherwise it is not read at all.
+	KeepOutput int
 }
 
 // Process is a started plugin process. Its methods are safe for
@@ -83,6 +91,8 @@ type Process struct {
 	cmd  *exec.Cmd
 	// outputs are the read ends of the output pipes.
 	outputs []*os.File
+	// kept is the beginning and end of the output, for Describe.
+	kept    *outputsummary.Buffer
 	readers sync.WaitGroup
 	outMu   sync.Mutex // serialises writes to spec.Output
 
@@ -98,7 +108,7 @@ func Start(s Spec) (*Process, net.Conn, error) {
 		return nil, nil, errors.New("pluginproc: no plugin executable given")
 	}
 	p := &Process{spec: s, cmd: exec.Command(s.Path, s.Args...),
-		exited: make(chan struct{}), done: make(chan struct{})}
+		exited: make(chan struct{}), done: make(chan struct{}), kept: outputsummary.New(s.KeepOutput, nil)}
 	env := append(os.Environ(), s.Env...)
 	if s.Name != "" {
 		env = append(env, api.PluginNameEnvVar+"="+s.Name)
@@ -138,7 +148,13 @@ func Start(s Spec) (*Process, net.Conn, error) {
 	if err != nil {
 		closeConn(conn)
 		p.closeOutputs()
-		return nil, nil, fmt.Errorf("pluginproc: starting %s: %w", s.Path, err)
+		// exec's error names the path again ("fork/exec PATH: ..."):
+		// keep its cause only.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
 	for i, r := range p.outputs {
 		stream := "stdout"
@@ -190,6 +206,7 @@ func (p *Process) read(r io.Reader, stream string) {
 			if n > 0 {
 				p.outMu.Lock()
 				_, _ = p.spec.Output.Write(buf[:n])
+				_, _ = p.kept.Write(buf[:n])
 				p.outMu.Unlock()
 			}
 			if err != nil {
@@ -199,8 +216,12 @@ func (p *Process) read(r io.Reader, stream string) {
 	}
 	br := bufio.NewReaderSize(r, maxLine)
 	for {
-		line, _, err := br.ReadLine()
+		line, more, err := br.ReadLine()
 		if len(line) > 0 {
+			_, _ = p.kept.Write(line)
+			if !more {
+				_, _ = p.kept.Write([]byte{'\n'})
+			}
 			p.spec.Lines(stream, line)
 		}
 		if err != nil {
@@ -312,6 +333,40 @@ func (p *Process) signal(sig syscall.Signal, grace time.Duration) {
 		p.spec.OnSignal(sig, grace)
 	}
 	_ = p.cmd.Process.Signal(sig)
+}
+
+// Output returns the beginning and the end of what the process wrote to
+// its outputs so far, on one line (see outputsummary.Buffer.String); ""
+// if its output is not read (Spec.Lines and Spec.Output unset).
+func (p *Process) Output() string { return p.kept.String() }
+
+// Describe says how the process ended, for a failure reason: "exited with
+// status 0; output: I quit" (see ExitDescription), the output as Output
+// returns it, once the outputs are drained (bounded by the output grace).
+// The process must have exited.
+func (p *Process) Describe() string {
+	<-p.done
+	d := ExitDescription(p.Err())
+	if out := p.Output(); out != "" {
+		d += "; output: " + out
+	}
+	return d
+}
+
+// ExitDescription says in words how a process whose Wait returned err
+// ended: "exited with status 0", "exited with status 3", "was ended by a
+// signal (killed)", or the error of a Wait that failed.
+func ExitDescription(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "exited with status 0"
+	case !errors.As(err, &ee):
+		return err.Error()
+	case ee.ExitCode() >= 0:
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return fmt.Sprintf("was ended by a signal (%s)", strings.TrimPrefix(ee.String(), "signal: "))
 }
 
 // Status describes the result of a process's Wait: "exit status 0",

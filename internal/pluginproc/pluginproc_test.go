@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -95,6 +96,9 @@ func TestOutputAndExit(t *testing.T) {
 	if got := <-exits; got != "exit status 3" {
 		t.Errorf("OnExit got %q", got)
 	}
+	if d := p.Describe(); !strings.HasPrefix(d, "exited with status 3; output: ") || !strings.Contains(d, "hello from talker 10") || !strings.Contains(d, "a warning") {
+		t.Errorf("Describe() = %q", d)
+	}
 	for _, want := range []string{"stdout: hello from talker 10", "stderr: a warning"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output %q lacks %q", out.String(), want)
@@ -184,5 +188,31 @@ func TestStartFails(t *testing.T) {
 	}
 	if _, _, err := Start(Spec{}); err == nil {
 		t.Error("starting nothing succeeded")
+	}
+}
+
+// TestStartErrorNamesThePathOnce: a plugin that cannot be started is
+// reported with its path and the cause, once each.
+func TestStartErrorNamesThePathOnce(t *testing.T) {
+	_, _, err := Start(Spec{Path: "./no-such-plugin", External: true})
+	if err == nil || err.Error() != "starting ./no-such-plugin: no such file or directory" {
+		t.Errorf("Start error %v", err)
+	}
+}
+
+// TestExitDescription: how a process ended, in words.
+func TestExitDescription(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   string
+	}{
+		{"exit 0", "exited with status 0"},
+		{"exit 7", "exited with status 7"},
+		{"kill -9 $$", "was ended by a signal (killed)"},
+	} {
+		err := exec.Command("/bin/sh", "-c", c.script).Run()
+		if got := ExitDescription(err); got != c.want {
+			t.Errorf("%s: %q, want %q", c.script, got, c.want)
+		}
 	}
 }

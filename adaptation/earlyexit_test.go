@@ -1,0 +1,56 @@
+package adaptation
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// TestEarlyExitReason: a pre-installed plugin that quits before it
+// registers is reported with its exit status and its last output, not with
+// the transport's error; its plain stderr output is a warning, a log line
+// of its own at info level stays informational.
+func TestEarlyExitReason(t *testing.T) {
+	rt := newTestRuntime(t, nil)
+	script := "#!/bin/sh\necho 'time=2026-01-01T00:00:00Z level=INFO msg=starting' >&2\necho 'I quit' >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(rt.dir, "60-quitter"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rt.start(t)
+	rec := rt.logs.wait(t, "the registration failure", func(r logRecord) bool {
+		return r.msg == "plugin registration failed"
+	})
+	want := regexp.MustCompile(`^plugin \(pid \d+\) exited with status 3 before registering; output: time=\S+ level=INFO msg=starting \| I quit$`)
+	if !want.MatchString(rec.attrs["error"]) {
+		t.Errorf("registration error %q, want one matching %s", rec.attrs["error"], want)
+	}
+	for line, level := range map[string]slog.Level{"I quit": slog.LevelWarn, "time=2026-01-01T00:00:00Z level=INFO msg=starting": slog.LevelInfo} {
+		got := rt.logs.find(func(r logRecord) bool { return r.msg == line && r.attrs["plugin"] == "60-quitter" })
+		if len(got) != 1 || got[0].level != level {
+			t.Errorf("output line %q logged as %v, want once at %v", line, got, level)
+		}
+	}
+}
+
+// TestOutputLevel: the level of a launched plugin's output lines.
+func TestOutputLevel(t *testing.T) {
+	for _, c := range []struct {
+		stream, line string
+		want         slog.Level
+	}{
+		{"stdout", "panic: boom", slog.LevelInfo},
+		{"stderr", "panic: boom", slog.LevelWarn},
+		{"stderr", "time=x level=INFO msg=hello", slog.LevelInfo},
+		{"stderr", "time=x level=debug msg=hello", slog.LevelInfo},
+		{"stderr", `{"time":"x","level":"INFO","msg":"hello"}`, slog.LevelInfo},
+		{"stderr", "time=x level=WARN msg=hello", slog.LevelWarn},
+		{"stderr", `{"level":"error","msg":"hello"}`, slog.LevelWarn},
+		{"stderr", "level=", slog.LevelWarn},
+	} {
+		if got := outputLevel(c.stream, []byte(c.line)); got != c.want {
+			t.Errorf("outputLevel(%s, %q) = %v, want %v", c.stream, c.line, got, c.want)
+		}
+	}
+}
