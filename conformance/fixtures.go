@@ -17,11 +17,15 @@ type world struct {
 	containers []*api.Container
 	newPod     *api.PodSandbox
 	newCtr     *api.Container
+	// newInScope is false if the plugin has a scope that the new pod
+	// and container could not be brought into (see bringInto): then no
+	// lifecycle events are sent, as nrikit's runtime would send none.
+	newInScope bool
 }
 
 func newWorld() *world {
-	w := &world{}
-	for i := 0; i < 4; i++ {
+	w := &world{newInScope: true}
+	for i := 0; i < syncParts; i++ {
 		pod := fixturePod(fmt.Sprintf("conformance-pod-%d", i), fmt.Sprintf("web-%d", i))
 		w.pods = append(w.pods, pod)
 		ctr := fixtureContainer(fmt.Sprintf("conformance-ctr-%d", i), pod, "app", api.ContainerState_CONTAINER_RUNNING)
@@ -31,6 +35,10 @@ func newWorld() *world {
 	w.newCtr = fixtureContainer("conformance-ctr-new", w.newPod, "worker", api.ContainerState_CONTAINER_CREATED)
 	return w
 }
+
+// syncParts is the number of parts of the chunked Synchronize, one per
+// pod and container that exist at registration.
+const syncParts = 4
 
 // knownContainers are the IDs a plugin may name in updates and evictions.
 func (w *world) knownContainers() map[string]bool {

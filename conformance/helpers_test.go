@@ -41,6 +41,8 @@ func TestHelperProcess(t *testing.T) {
 	switch mode {
 	case "stub-good", "stub-external":
 		err = runStubPlugin(mode == "stub-external")
+	case "stub-scoped":
+		err = runStubPlugin(false, stub.WithScope(&api.PluginScope{PodLabelSelector: "team=a"}))
 	default:
 		err = runRawPlugin(mode)
 	}
@@ -71,8 +73,7 @@ func (goodPlugin) RemoveContainer(_ context.Context, _ *api.PodSandbox, _ *api.C
 	return nil
 }
 
-func runStubPlugin(external bool) error {
-	opts := []stub.Option{}
+func runStubPlugin(external bool, opts ...stub.Option) error {
 	if external {
 		opts = append(opts, stub.WithSocketPath(os.Getenv(helperSocketEnv)), stub.WithPluginIdx("30"), stub.WithPluginName("external-good"))
 	}
@@ -105,7 +106,16 @@ func (p *rawPlugin) unsubscribed(ev api.Event) error {
 }
 
 func (p *rawPlugin) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
-	return &api.ConfigureResponse{Events: int32(p.events)}, nil
+	resp := &api.ConfigureResponse{Events: int32(p.events)}
+	switch p.mode {
+	case "invalid-scope":
+		resp.Scope = &api.PluginScope{PodLabelSelector: "team in (a"}
+	case "scope-ignored":
+		// Declares a scope, but adjusts every container it is sent: on a
+		// runtime that does not evaluate scopes, that is every one.
+		resp.Scope = &api.PluginScope{PodLabelSelector: "team=a"}
+	}
+	return resp, nil
 }
 
 func (p *rawPlugin) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -162,6 +164,12 @@ type pluginCheck struct {
 	reg        registration
 	full       string // the plugin's IDX-NAME as registered
 	subscribed api.EventMask
+	// scope is the plugin's declared scope; nil if it has none (or one
+	// that matches everything). outsidePod and outsideCtr are outside it
+	// (nil if the checker could not make such objects).
+	scope      *filter.Filter
+	outsidePod *api.PodSandbox
+	outsideCtr *api.Container
 	found      findings
 	latency    []string
 }
@@ -173,7 +181,7 @@ type pluginCheck struct {
 func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("conformance: %w", err)
+		return nil, err
 	}
 	if len(cfg.Command) > 0 && isWASMModule(cfg.Command[0]) {
 		return checkWASM(ctx, cfg)
@@ -190,14 +198,14 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 		conn, err = acceptOne(ctx, cfg.Listen, cfg.AcceptTimeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("conformance: %w", err)
+		return nil, err
 	}
 	c.sess, err = newPluginSession(conn, cfg.RequestTimeout)
 	if err != nil {
 		if c.proc != nil {
 			c.proc.kill()
 		}
-		return nil, fmt.Errorf("conformance: %w", err)
+		return nil, err
 	}
 	c.plugin = c.sess.plugin
 	defer func() {
@@ -223,7 +231,10 @@ func acceptFrom(ctx context.Context, l net.Listener, d time.Duration) (net.Conn,
 	defer stop()
 	conn, err := l.Accept()
 	if err != nil {
-		return nil, fmt.Errorf("no plugin connected to %s within %s: %w", l.Addr(), d, err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("no plugin connected to %s within %s", l.Addr(), d)
+		}
+		return nil, fmt.Errorf("waiting for a plugin on %s: %w", l.Addr(), err)
 	}
 	return conn, nil
 }
@@ -235,6 +246,7 @@ func (c *pluginCheck) run(ctx context.Context) {
 	c.reg.answer <- nil
 	c.drive(ctx)
 	c.closes(ctx)
+	c.scopeKept(ctx)
 }
 
 // drive runs the checks of a configured plugin, up to Shutdown.
@@ -352,8 +364,9 @@ func (c *pluginCheck) configure(ctx context.Context) bool {
 		c.reject(codes.FailedPrecondition, "plugin %q rejected its configuration: %s", c.full, reason)
 		return false
 	}
-	c.rec.pass(CheckConfigure, d, "failure policy: fail_request=%t keep_connected=%t; requested timeout %d ms",
-		resp.GetFailurePolicy().GetFailRequest(), resp.GetFailurePolicy().GetKeepConnected(), resp.GetRequestTimeout())
+	c.rec.pass(CheckConfigure, d, "failure policy: fail_request=%t keep_connected=%t; requested timeout %d ms; scope: %s",
+		resp.GetFailurePolicy().GetFailRequest(), resp.GetFailurePolicy().GetKeepConnected(), resp.GetRequestTimeout(),
+		describeScope(resp.GetScope()))
 
 	events := api.EventMask(resp.GetEvents())
 	supported := c.cfg.SupportedEvents
@@ -377,5 +390,5 @@ func (c *pluginCheck) configure(ctx context.Context) bool {
 		c.subscribed = events
 		c.rec.pass(CheckSubscription, 0, "%s (0x%x)", events, int32(events))
 	}
-	return true
+	return c.checkScope(resp)
 }

@@ -26,7 +26,8 @@ func (c *pluginCheck) callTimeout(ctx context.Context, fn func(context.Context) 
 }
 
 func (c *pluginCheck) synchronizeSingle(ctx context.Context) {
-	req := &api.SynchronizeRequest{Pods: c.world.pods[:2], Containers: c.world.containers[:2]}
+	n := min(2, len(c.world.pods))
+	req := &api.SynchronizeRequest{Pods: c.world.pods[:n], Containers: c.world.containers[:n]}
 	var resp *api.SynchronizeResponse
 	d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
 		resp, err = c.plugin.Synchronize(ctx, req)
@@ -44,14 +45,15 @@ func (c *pluginCheck) synchronizeSingle(ctx context.Context) {
 }
 
 func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
-	parts := len(c.world.pods)
+	// One pod and container a part; a part is empty where the plugin's
+	// scope left the world fewer objects.
+	const parts = syncParts
 	var total time.Duration
 	for i := 0; i < parts; i++ {
 		last := i == parts-1
-		req := &api.SynchronizeRequest{
-			Pods:       c.world.pods[i : i+1],
-			Containers: c.world.containers[i : i+1],
-			More:       !last,
+		req := &api.SynchronizeRequest{More: !last}
+		if i < len(c.world.pods) {
+			req.Pods, req.Containers = c.world.pods[i:i+1], c.world.containers[i:i+1]
 		}
 		var resp *api.SynchronizeResponse
 		d, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
@@ -95,6 +97,10 @@ func (c *pluginCheck) events(ctx context.Context) {
 			continue
 		}
 		name := EventCheckName(ev)
+		if !c.world.newInScope {
+			c.rec.skip(name, "no pod of the checker's is in the plugin's scope %s: nrikit's runtime would send it no events about them", c.scope)
+			continue
+		}
 		resp, d, err := c.deliver(ctx, ev)
 		switch {
 		case err != nil && status.Code(err) == codes.Unimplemented:

@@ -97,18 +97,25 @@ func TestCheckPluginBadPlugins(t *testing.T) {
 		{mode: "unknown-bits", check: CheckSubscription, reason: "unknown event bits 0x100000", passes: []string{CheckConfigure}},
 		{mode: "malformed", check: CheckWellFormed, reason: "env without a key", passes: []string{CheckConsistent, EventCheckName(api.Event_CREATE_CONTAINER)}},
 		{mode: "conflicting", check: CheckConsistent, reason: `env "MODE" set twice`, passes: []string{CheckWellFormed}},
-		{mode: "crash-unsubscribed", check: CheckStaysUp, reason: "exit status 3", passes: []string{EventCheckName(api.Event_CREATE_CONTAINER)}},
+		{mode: "crash-unsubscribed", check: CheckStaysUp, reason: "exited with status 3", passes: []string{EventCheckName(api.Event_CREATE_CONTAINER)}},
 		{mode: "ignore-close", check: CheckCloses, reason: "still running", passes: []string{CheckShutdown, CheckStaysUp}},
+		{mode: "invalid-scope", check: CheckScope, reason: `declared an invalid scope: pod_label_selector: label selector "team in (a": column`, passes: []string{CheckConfigure, CheckSubscription}},
+		{mode: "scope-ignored", check: CheckScopeKept, reason: "adjusts the container (adjusts 1 env",
+			passes: []string{CheckScope, EventCheckName(api.Event_CREATE_CONTAINER), CheckCloses}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			r, err := CheckPlugin(testContext(t), PluginConfig{
-				Command:             helperCommand(),
-				Env:                 helperEnv(tc.mode),
-				RegistrationTimeout: time.Second,
-				ExitTimeout:         time.Second,
-			})
+			// Short bounds only where the bound is what is checked: a
+			// busy machine may need the defaults elsewhere.
+			cfg := PluginConfig{Command: helperCommand(), Env: helperEnv(tc.mode)}
+			switch tc.mode {
+			case "never-registers":
+				cfg.RegistrationTimeout = time.Second
+			case "ignore-close":
+				cfg.ExitTimeout = time.Second
+			}
+			r, err := CheckPlugin(testContext(t), cfg)
 			if err != nil {
 				t.Fatalf("CheckPlugin: %v", err)
 			}
@@ -128,6 +135,31 @@ func TestCheckPluginBadPlugins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckPluginScope: a plugin built with the stub and a scope is sent
+// the lifecycle of a pod in its scope (the checker brings its pod into
+// it), shows its scope in the Configure line, and, started again under a
+// runtime that does not evaluate scopes, leaves a pod outside it
+// unchanged.
+func TestCheckPluginScope(t *testing.T) {
+	r, err := CheckPlugin(testContext(t), PluginConfig{Command: helperCommand(), Env: helperEnv("stub-scoped")})
+	if err != nil {
+		t.Fatalf("CheckPlugin: %v", err)
+	}
+	if r.Failed() {
+		t.Fatalf("report failed:\n%s", renderText(t, r))
+	}
+	for name, want := range map[string]string{
+		CheckConfigure: `scope: pod_label_selector="team=a"`,
+		CheckScope:     "the checker's pods are in it",
+		CheckScopeKept: "outside its scope, left it unchanged",
+		EventCheckName(api.Event_CREATE_CONTAINER): "adjusts 2 env, 1 mounts, 1 annotations",
+	} {
+		if res := requireCheck(t, r, name); !res.Passed || !strings.Contains(res.Reason, want) {
+			t.Errorf("check %q: passed %v, reason %q; want it to pass mentioning %q", name, res.Passed, res.Reason, want)
+		}
 	}
 }
 

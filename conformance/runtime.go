@@ -66,7 +66,7 @@ func CheckRuntime(ctx context.Context, socketPath string, cfg RuntimeConfig) (*R
 	}
 	idx, name, err := api.ParsePluginName(cfg.Name)
 	if err != nil {
-		return nil, fmt.Errorf("conformance: checker name %q: %w", cfg.Name, err)
+		return nil, fmt.Errorf("checker name %q: %w", cfg.Name, err)
 	}
 	defaultDuration(&cfg.Timeout, DefaultRuntimeCheckTimeout)
 	rc := &runtimeCheck{cfg: cfg, socket: socketPath, idx: idx, name: name}
@@ -74,7 +74,7 @@ func CheckRuntime(ctx context.Context, socketPath string, cfg RuntimeConfig) (*R
 	subscribe := api.MaskOf(api.Event_RUN_POD_SANDBOX)
 	main, err := dialRuntime(ctx, socketPath, newProbePlugin(int32(subscribe)), cfg.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("conformance: %w", err)
+		return nil, err
 	}
 	defer main.close()
 	rc.registration(ctx, main)
