@@ -49,8 +49,13 @@ const (
 type Options struct {
 	// Go is the go command.
 	Go string
-	// Root is the nrikit repository root (the main module's directory).
+	// Root is the directory of the Go module the plugins are built in:
+	// the nrikit repository root, or the module of a plugin kept outside
+	// it.
 	Root string
+	// Packages are the package patterns, relative to Root, whose main
+	// packages are plugins (default DefaultPackages).
+	Packages []string
 	// Out is the directory the image tarballs go to, one NAME.tar each.
 	Out string
 	// Repo prefixes image names: Repo/NAME:Version.
@@ -59,6 +64,11 @@ type Options struct {
 	Version string
 	// Source is the source repository's URL label.
 	Source string
+	// Licenses is the licence label, an SPDX expression ("" for none).
+	Licenses string
+	// Vendor prefixes the title label: "VENDOR NAME" ("" for the name
+	// alone).
+	Vendor string
 	// Created is the images' creation time and the layers' file times.
 	Created time.Time
 	// Arch is the GOARCH to build for (the OS is always linux).
@@ -69,7 +79,11 @@ type Options struct {
 	Log io.Writer
 }
 
-// Plugin is a main package under plugins/ whose binary is a plugin.
+// DefaultPackages are the plugins of the nrikit repository: the sample
+// plugins and the template.
+var DefaultPackages = []string{"./plugins/..."}
+
+// Plugin is a main package whose binary is a plugin.
 type Plugin struct {
 	// Name is the binary's and the image's name: the package's directory.
 	Name string
@@ -90,12 +104,17 @@ type Result struct {
 	Size int64
 }
 
-// Discover lists the Go plugin binaries under root/plugins: every main
-// package (each sample plugin's cmd/NAME and the template). Plugins not
-// written in Go (js-env) have no Go package and are not listed.
-func Discover(ctx context.Context, goCmd, root string) ([]Plugin, error) {
-	out, err := goCommand(ctx, goCmd, root, nil, io.Discard,
-		"list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./plugins/...")
+// Discover lists the Go plugin binaries of the package patterns (default
+// DefaultPackages: in the nrikit repository, each sample plugin's
+// cmd/NAME and the template) in the module at root: every main package
+// they match, named after its directory. Plugins not written in Go
+// (js-env) have no Go package and are not listed.
+func Discover(ctx context.Context, goCmd, root string, patterns ...string) ([]Plugin, error) {
+	if len(patterns) == 0 {
+		patterns = DefaultPackages
+	}
+	args := append([]string{"list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`}, patterns...)
+	out, err := goCommand(ctx, goCmd, root, nil, io.Discard, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +133,7 @@ func Discover(ctx context.Context, goCmd, root string) ([]Plugin, error) {
 		}
 	}
 	if len(plugins) == 0 {
-		return nil, fmt.Errorf("no main packages under %s", filepath.Join(root, "plugins"))
+		return nil, fmt.Errorf("no main packages in %s matching %s", root, strings.Join(patterns, " "))
 	}
 	return plugins, nil
 }
@@ -129,7 +148,7 @@ func Build(ctx context.Context, o Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	plugins, err := Discover(ctx, o.Go, o.Root)
+	plugins, err := Discover(ctx, o.Go, o.Root, o.Packages...)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +157,7 @@ func Build(ctx context.Context, o Options) ([]Result, error) {
 		for _, name := range o.Only {
 			i := slices.IndexFunc(plugins, func(p Plugin) bool { return p.Name == name })
 			if i < 0 {
-				return nil, fmt.Errorf("no plugin %q under plugins/", name)
+				return nil, fmt.Errorf("no plugin %q among the main packages of %s", name, o.Root)
 			}
 			picked = append(picked, plugins[i])
 		}
@@ -246,13 +265,19 @@ func pluginImage(name, binary string, o Options) (v1.Image, error) {
 }
 
 func imageLabels(name string, o Options) map[string]string {
-	return map[string]string{
-		labelSource:   o.Source,
-		labelVersion:  o.Version,
-		labelLicenses: "Apache-2.0",
-		labelTitle:    "nrikit " + name,
-		labelCreated:  o.Created.UTC().Format(time.RFC3339),
+	labels := map[string]string{
+		labelSource:  o.Source,
+		labelVersion: o.Version,
+		labelTitle:   strings.TrimSpace(o.Vendor + " " + name),
+		labelCreated: o.Created.UTC().Format(time.RFC3339),
 	}
+	if o.Licenses != "" {
+		labels[labelLicenses] = o.Licenses
+	}
+	if o.Source == "" {
+		delete(labels, labelSource)
+	}
+	return labels
 }
 
 // layerFile is one entry of a plugin layer other than the binary.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,16 +34,18 @@ func TestBuildReproducible(t *testing.T) {
 	}
 	opts := func(out string) Options {
 		return Options{
-			Go:      "go", // go test puts its own GOROOT/bin first in PATH
-			Root:    root,
-			Out:     out,
-			Repo:    "example.test/nrikit/",
-			Version: "v1.2.3+test",
-			Source:  "https://example.test/nrikit",
-			Created: time.Unix(1700000000, 0).UTC(),
-			Arch:    runtime.GOARCH,
-			Only:    []string{"logger", "template"},
-			Log:     t.Output(),
+			Go:       "go", // go test puts its own GOROOT/bin first in PATH
+			Root:     root,
+			Out:      out,
+			Repo:     "example.test/nrikit/",
+			Version:  "v1.2.3+test",
+			Source:   "https://example.test/nrikit",
+			Licenses: "Apache-2.0",
+			Vendor:   "nrikit",
+			Created:  time.Unix(1700000000, 0).UTC(),
+			Arch:     runtime.GOARCH,
+			Only:     []string{"logger", "template"},
+			Log:      t.Output(),
 		}
 	}
 	ctx := t.Context()
@@ -67,13 +70,21 @@ func TestBuildReproducible(t *testing.T) {
 			t.Errorf("%s: the two tarballs differ", a.Name)
 		}
 		t.Logf("%s %s %d bytes", a.Ref, a.Digest, a.Size)
-		t.Run(a.Name, func(t *testing.T) { checkImage(t, a, o) })
+		t.Run(a.Name, func(t *testing.T) {
+			checkImage(t, a, o, "example.test/nrikit/"+a.Name+":v1.2.3-test", map[string]string{
+				"org.opencontainers.image.source":   "https://example.test/nrikit",
+				"org.opencontainers.image.version":  "v1.2.3+test",
+				"org.opencontainers.image.licenses": "Apache-2.0",
+				"org.opencontainers.image.title":    "nrikit " + a.Name,
+				"org.opencontainers.image.created":  "2023-11-14T22:13:20Z",
+			})
+		})
 	}
 }
 
 // checkImage reads a tarball back as an OCI layout and checks its index,
 // manifest, config and layer.
-func checkImage(t *testing.T, r Result, o Options) {
+func checkImage(t *testing.T, r Result, o Options, wantRef string, wantLabels map[string]string) {
 	dir := t.TempDir()
 	untar(t, r.Path, dir)
 	idx, err := layout.ImageIndexFromPath(dir)
@@ -88,8 +99,8 @@ func checkImage(t *testing.T, r Result, o Options) {
 		t.Fatalf("index has %d manifests, want 1", len(im.Manifests))
 	}
 	desc := im.Manifests[0]
-	wantRef := "example.test/nrikit/" + r.Name + ":v1.2.3-test"
-	if r.Ref != wantRef || desc.Annotations[containerdImageName] != wantRef || desc.Annotations[refName] != "v1.2.3-test" {
+	_, tag, _ := strings.Cut(wantRef[strings.LastIndex(wantRef, "/"):], ":")
+	if r.Ref != wantRef || desc.Annotations[containerdImageName] != wantRef || desc.Annotations[refName] != tag {
 		t.Errorf("ref %q, index annotations %v, want %s", r.Ref, desc.Annotations, wantRef)
 	}
 	if desc.Digest != r.Digest || desc.MediaType != types.OCIManifestSchema1 {
@@ -106,13 +117,6 @@ func checkImage(t *testing.T, r Result, o Options) {
 		t.Fatalf("invalid image: %v", err)
 	}
 
-	wantLabels := map[string]string{
-		"org.opencontainers.image.source":   "https://example.test/nrikit",
-		"org.opencontainers.image.version":  "v1.2.3+test",
-		"org.opencontainers.image.licenses": "Apache-2.0",
-		"org.opencontainers.image.title":    "nrikit " + r.Name,
-		"org.opencontainers.image.created":  "2023-11-14T22:13:20Z",
-	}
 	m, err := img.Manifest()
 	if err != nil {
 		t.Fatal(err)
@@ -298,5 +302,50 @@ func untar(t *testing.T, path, dir string) {
 		if err := os.WriteFile(dst, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBuildOutOfTree builds the image of a plugin kept in a module of its
+// own, outside the nrikit repository, as deploy/images/README.md says.
+func TestBuildOutOfTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin binary")
+	}
+	mod := filepath.Join(t.TempDir(), "myplugin")
+	for name, content := range map[string]string{
+		"go.mod":  "module example.test/myplugin\n\ngo 1.26\n",
+		"main.go": "package main\n\nfunc main() { println(\"my plugin\") }\n",
+	} {
+		if err := os.MkdirAll(mod, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{
+		Go: "go", Root: mod, Packages: []string{"."}, Out: t.TempDir(), Repo: "registry.example.test/team",
+		Version: "v0.1.0", Source: "https://example.test/myplugin", Licenses: "MIT", Created: time.Unix(0, 0).UTC(),
+		Arch: runtime.GOARCH, Log: t.Output(),
+	}
+	results, err := Build(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0].Name != "myplugin" || results[0].Ref != "registry.example.test/team/myplugin:v0.1.0" ||
+		filepath.Base(results[0].Path) != "myplugin.tar" {
+		t.Fatalf("built %+v", results)
+	}
+	checkImage(t, results[0], o, "registry.example.test/team/myplugin:v0.1.0", map[string]string{
+		"org.opencontainers.image.source":   "https://example.test/myplugin",
+		"org.opencontainers.image.version":  "v0.1.0",
+		"org.opencontainers.image.licenses": "MIT",
+		"org.opencontainers.image.title":    "myplugin",
+		"org.opencontainers.image.created":  "1970-01-01T00:00:00Z",
+	})
+
+	o.Packages = []string{"./nothing-here/..."}
+	if _, err := Build(t.Context(), o); err == nil {
+		t.Error("a pattern without main packages built images")
 	}
 }
