@@ -78,7 +78,7 @@ func (r *Report) writePlugins(t *textWriter, p palette) {
 		t.printf("  (none)\n")
 	}
 	for _, e := range r.RegistrationErrors {
-		t.printf("  %s  %s\n", p.paint(p.red, e.Plugin+" not registered:"), e.Reason)
+		t.printf("  %s %s\n", p.paint(p.red, e.Plugin+" not registered:"), e.Reason)
 	}
 	t.printf("\n")
 }
@@ -202,25 +202,28 @@ func (r *Report) writeResult(t *textWriter, p palette) {
 		steps = max(steps, e.Step)
 	}
 	if r.OK {
-		t.printf("%s %d steps, %d events, %d plugins, every outcome as expected (%.0fms)\n",
-			p.paint(p.green, "OK"), steps, len(r.Events), len(r.Plugins), r.DurationMs)
+		t.printf("%s %s, %s, %s, every outcome as expected (%.0fms)\n", p.paint(p.green, "OK"),
+			count(steps, "step", "steps"), count(len(r.Events), "event", "events"), count(len(r.Plugins), "plugin", "plugins"), r.DurationMs)
 		return
 	}
 	// A plugin that did not register is a failure of the run, not of a step.
 	if stepFailures := len(r.Failures) - len(r.RegistrationErrors); stepFailures > 0 {
-		t.printf("%s %d of %d steps did not go as expected", p.paint(p.red, "FAILED"), stepFailures, steps)
+		t.printf("%s %d of %s did not go as expected", p.paint(p.red, "FAILED"), stepFailures, count(steps, "step", "steps"))
 		if n := len(r.RegistrationErrors); n > 0 {
 			t.printf(", and %d %s did not register", n, plural(n, "plugin", "plugins"))
 		}
 		t.printf(":\n")
 	} else {
 		n := len(r.RegistrationErrors)
-		t.printf("%s %d %s did not register (%d steps played without):\n", p.paint(p.red, "FAILED"), n, plural(n, "plugin", "plugins"), steps)
+		t.printf("%s %s did not register (%s played without):\n", p.paint(p.red, "FAILED"), count(n, "plugin", "plugins"), count(steps, "step", "steps"))
 	}
 	for _, f := range r.Failures {
 		t.printf("  %s\n", f)
 	}
 }
+
+// count returns "n one" for n == 1, else "n many".
+func count(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
 
 // plural returns one for n == 1, else many.
 func plural(n int, one, many string) string {

@@ -35,7 +35,7 @@ func (e *Error) Error() string {
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, fmt.Errorf("reading the scenario: %w", err)
 	}
 	s, err := Parse(path, data)
 	if err != nil {
@@ -43,7 +43,7 @@ func Load(path string) (*Scenario, error) {
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, fmt.Errorf("reading the scenario: %w", err)
 	}
 	s.Dir = dir
 	return s, nil

@@ -74,6 +74,15 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
+// TestRemoveCreatedContainer: a container created but never started is
+// removed as it is, as a runtime removes it.
+func TestRemoveCreatedContainer(t *testing.T) {
+	const yaml = "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n  - removeContainer: c\n  - stopPod: p\n  - removePod: p\n"
+	if _, err := Parse("s.yaml", []byte(yaml)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestParseErrors checks that each mistake is reported with its file and
 // line.
 func TestParseErrors(t *testing.T) {
@@ -96,6 +105,8 @@ func TestParseErrors(t *testing.T) {
 			`s.yaml:4: step 1 (createContainer c): pod "p" is not running`},
 		{"stop with running container", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n  - stopPod: p\n",
 			`s.yaml:6: step 3 (stopPod p): container "c" is still created: stop it first`},
+		{"remove running container", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n  - startContainer: c\n  - removeContainer: c\n",
+			`s.yaml:7: step 4 (removeContainer c): the container is running: stop it first`},
 		{"ambiguous", "pods: [{name: a}, {name: b}]\ncontainers: [{name: c, pod: a}, {name: c, pod: b}]\nsteps:\n  - runPod: a\n  - createContainer: c\n",
 			`s.yaml:5: step createContainer: container "c" is ambiguous: write one of a/c, b/c`},
 		{"update without resources", "pods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n  - createContainer: c\n  - updateContainer: c\n",

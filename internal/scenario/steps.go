@@ -179,8 +179,13 @@ func transition(st *Step, pods map[*Pod]podState, ctrs map[*Container]ctrState, 
 			}
 			nextCtr = ctrStopped
 		case RemoveContainer:
-			if cs != ctrStopped {
-				return fmt.Sprintf("the container is %s: stop it first", stateName(cs))
+			// A runtime removes a container that was created but never
+			// started as it is; a running one must be stopped first.
+			if cs != ctrStopped && cs != ctrCreated {
+				if cs == ctrRunning {
+					return "the container is running: stop it first"
+				}
+				return fmt.Sprintf("the container is %s", stateName(cs))
 			}
 			nextCtr = ctrRemoved
 		}
