@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/examples"
 	"github.com/nrikit/nrikit/internal/report"
 	"github.com/nrikit/nrikit/internal/scenario"
@@ -59,10 +63,45 @@ func (f *runtimeFlags) check() error {
 		return codef(exitUsage, "invalid --output %q: want text or json", f.output)
 	}
 	if f.reqTimeout <= 0 {
-		return codef(exitUsage, "invalid --request-timeout %v", f.reqTimeout)
+		return codef(exitUsage, "invalid --request-timeout %v: want a positive duration", f.reqTimeout)
+	}
+	for _, p := range f.plugins {
+		if err := checkPluginFile(p); err != nil {
+			return codef(exitUsage, "invalid --plugin %s: %v", p, err)
+		}
+	}
+	for _, d := range f.pluginDirs {
+		info, err := os.Stat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return codef(exitUsage, "invalid --plugin-dir %s: no such directory", d)
+		case err != nil:
+			return codef(exitUsage, "invalid --plugin-dir %s: %v", d, errors.Unwrap(err))
+		case !info.IsDir():
+			return codef(exitUsage, "invalid --plugin-dir %s: not a directory", d)
+		}
 	}
 	_, err := f.wasmMemoryLimitBytes()
 	return err
+}
+
+// checkPluginFile says what is wrong with the file of --plugin: it must
+// exist, be a file and be named IDX-NAME. (Whether it is an executable or
+// a WASM module the runtime decides, with its reason.)
+func checkPluginFile(path string) error {
+	if _, _, err := api.ParsePluginName(filepath.Base(path)); err != nil {
+		return errors.New("the file must be named IDX-NAME (two digits, a dash and a name), such as 50-myplugin")
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case err != nil:
+		return errors.Unwrap(err)
+	case info.IsDir():
+		return errors.New("a directory, not a plugin (use --plugin-dir for a directory of plugins)")
+	}
+	return nil
 }
 
 // loadScenario reads the scenario file, or parses the embedded one.
@@ -72,6 +111,9 @@ func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenari
 	if path == "" {
 		sc, err = scenario.Parse(embeddedName, embedded)
 	} else {
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			return nil, codef(exitUsage, "no scenario file %s", path)
+		}
 		sc, err = scenario.Load(path)
 	}
 	var serr *scenario.Error

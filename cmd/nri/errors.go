@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/conformance/checkcmd"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of the nri command (documented in docs/cli.md).
@@ -65,6 +66,24 @@ func exitCode(ctx context.Context, err error, g *globals) int {
 		g.notice(slog.LevelError, err.Error(), slog.Int("exitCode", code))
 	}
 	return code
+}
+
+// helpHint is how a usage error's message ends: where to read the usage.
+const helpHint = " --help)"
+
+// withHelpHint ends the message of a usage error of cmd with where to read
+// the command's usage, "(see nri run --help)", unless it says so already;
+// every usage error is worded "invalid --FLAG VALUE: want ..." or names
+// what is missing, then this hint.
+func withHelpHint(err error, cmd *cobra.Command) error {
+	if err == nil || cmd == nil || strings.HasSuffix(err.Error(), helpHint) {
+		return err
+	}
+	var ee *codedError
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		return err
+	}
+	return &codedError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
 }
 
 // errReported marks an error whose details were printed already.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -197,5 +198,69 @@ func TestDebugLogsPluginCalls(t *testing.T) {
 	}
 	if strings.Contains(info.stderr, "plugin answered") {
 		t.Errorf("--log-level info logs every plugin call")
+	}
+}
+
+// TestExitCodeTable drives every exit status of the nri command and checks
+// that docs/cli.md's table lists exactly those.
+func TestExitCodeTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const steps = "name: t\npods: [{name: p}]\ncontainers: [{name: c, pod: p}]\nsteps:\n  - runPod: p\n"
+	wrongExpectation := write("wrong.yaml", steps+"  - createContainer: c\n    expectError: something\n", 0o644)
+	invalid := write("invalid.yaml", steps+"  - frobnicate: c\n", 0o644)
+	notSocket := write("not-a-socket", "", 0o644)
+	quits := write("quits", "#!/bin/sh\necho bye >&2\nexit 1\n", 0o755)
+
+	driven := map[int]string{}
+	expect := func(code int, what string, r runResult) {
+		t.Helper()
+		if r.code != code {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", what, r.code, code, r.stdout, r.stderr)
+		}
+		driven[code] = what
+	}
+	expect(exitOK, "nri run", nri(t, "run"))
+	expect(exitSteps, "a step with an unmet expectError", nri(t, "run", wrongExpectation))
+	expect(exitUsage, "an unknown flag", nri(t, "run", "--frobnicate"))
+	expect(exitScenario, "an invalid scenario", nri(t, "run", invalid))
+	expect(exitPlugins, "a plugin that does not register", nri(t, "run", "--plugin", script(t, "50-true", "exit 0")))
+	expect(exitFailure, "a socket path that is a file", nri(t, "serve", "--socket", notSocket, "--wait-plugins", "0"))
+	expect(exitChecks, "a plugin failing its checks", nri(t, "check", "plugin", "--", quits))
+
+	// 130: nri serve waiting for a plugin, interrupted.
+	serve, _, _ := startServe(t, "--socket", filepath.Join(shortSocketDir(t), "nri.sock"), "--wait-plugins", "1", "--timeout", "60s")
+	_ = serve.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, serve, "nri serve"); code != exitInterrupted {
+		t.Errorf("interrupted nri serve: exit %d, want %d", code, exitInterrupted)
+	}
+	driven[exitInterrupted] = "interrupted"
+	// 141: TestRunClosedOutput drives it.
+	driven[exitBrokenPipe] = "the output's reader gone"
+
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "## Exit codes")
+	table, _, _ = strings.Cut(table, "\n## ")
+	documented := map[int]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllStringSubmatch(table, -1) {
+		n, _ := strconv.Atoi(m[1])
+		documented[n] = true
+		if _, ok := driven[n]; !ok {
+			t.Errorf("docs/cli.md documents exit code %d, which no part of this test drives", n)
+		}
+	}
+	for code, what := range driven {
+		if !documented[code] {
+			t.Errorf("exit code %d (%s) is not in docs/cli.md's table", code, what)
+		}
 	}
 }

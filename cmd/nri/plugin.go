@@ -94,7 +94,7 @@ nrikit runtime. Run 'nri plugin NAME -help' for a plugin's own flags.`,
 				return c.Help()
 			}
 			if len(args) == 0 {
-				return codef(exitUsage, "name the plugin to run, one of %s (see nri plugin --help)", strings.Join(sampleNames(), ", "))
+				return codef(exitUsage, "name the plugin to run, one of %s", strings.Join(sampleNames(), ", "))
 			}
 			main, ok := samplePlugins()[args[0]]
 			if !ok {

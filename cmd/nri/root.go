@@ -112,7 +112,7 @@ Exit codes:
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", logFormatText, "log line format on stderr: text (key=value) or json (one object a line); every line has its time")
 	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the text output: auto (terminals, unless NO_COLOR is set), always or never")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+		return withCode(exitUsage, err)
 	})
 	root.AddCommand(newRunCommand(g), newServeCommand(g), newPluginCommand(g), checkcmd.New())
 	return root
@@ -123,7 +123,7 @@ Exit codes:
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := check(c, args); err != nil {
-			return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+			return withCode(exitUsage, err)
 		}
 		return nil
 	}
@@ -134,11 +134,11 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
 	root := newRoot(g)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !isCoded(err) && isUsage(err) {
 		err = withCode(exitUsage, err)
 	}
-	return exitCode(ctx, err, g)
+	return exitCode(ctx, withHelpHint(err, cmd), g)
 }
 
 // notice tells the user msg on stderr: "nri: msg", or with --log-format

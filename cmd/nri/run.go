@@ -37,7 +37,7 @@ against the spec the runtime proposed. See docs/cli.md for the scenario format a
 				return err
 			}
 			if timeout <= 0 {
-				return codef(exitUsage, "invalid --timeout %v", timeout)
+				return codef(exitUsage, "invalid --timeout %v: want a positive duration", timeout)
 			}
 			name, data := defaultScenario()
 			path := ""

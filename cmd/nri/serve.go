@@ -56,10 +56,13 @@ With --keep it keeps serving after the report, until interrupted. With --metrics
 				return err
 			}
 			if socket == "" {
-				return codef(exitUsage, "--socket is required (see nri serve --help)")
+				return codef(exitUsage, "--socket PATH is required")
 			}
-			if wait < 0 || timeout <= 0 {
-				return codef(exitUsage, "invalid --wait-plugins %d or --timeout %v", wait, timeout)
+			if wait < 0 {
+				return codef(exitUsage, "invalid --wait-plugins %d: want 0 or more", wait)
+			}
+			if timeout <= 0 {
+				return codef(exitUsage, "invalid --timeout %v: want a positive duration", timeout)
 			}
 			sc, err := loadScenario(scenario, "internal/examples/serve.yaml", examples.Serve())
 			if err != nil {

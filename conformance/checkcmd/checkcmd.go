@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -47,10 +49,13 @@ func New() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check an NRI plugin or runtime against the protocol",
-		Long: "check runs nrikit's conformance checker. `check plugin` plays the runtime for one plugin, " +
-			"`check runtime` plays a plugin against a runtime's socket. The exit status is non-zero if any check fails; " +
-			"results marked INFO are informational (what the peer did about an nrikit extension or recommendation) " +
-			"and never fail.",
+		Long: `check runs nrikit's conformance checker. "check plugin" plays the runtime for one plugin,
+"check runtime" plays a plugin against a runtime's socket.
+
+Exit status: 0 if every check passed, 6 if at least one failed (the report says which,
+with the reason), 2 for a usage error. Results marked INFO are informational (what the
+peer did about an nrikit extension or recommendation) and never fail; SKIP marks checks
+that do not apply (the connection checks of a WASM plugin).`,
 	}
 	cmd.AddCommand(newPluginCmd(), newRuntimeCmd())
 	return cmd
@@ -64,7 +69,7 @@ func (o outputFlag) validate() error {
 	case "text", "json":
 		return nil
 	}
-	return fmt.Errorf("--output must be text or json, not %q", string(o))
+	return fmt.Errorf("invalid --output %q: want text or json", string(o))
 }
 
 func writeReport(w io.Writer, r *conformance.Report, format outputFlag) error {
@@ -107,14 +112,25 @@ func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin [flags] [--] COMMAND [ARG...] | MODULE.wasm",
 		Short: "Check an NRI plugin",
-		Long: "check plugin launches COMMAND as a runtime launches a pre-installed plugin (the socket as file " +
-			"descriptor 3, NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and NRI_PLUGIN_IDX in its environment), or with " +
-			"--socket accepts one external plugin on a unix socket, and checks registration, configuration, " +
-			"Synchronize (single and in parts), every subscribed event, unsubscribed events, the answers' " +
-			"adjustments, Shutdown and the reaction to the socket closing. A COMMAND that is a WebAssembly module " +
-			"(a file starting with the \\0asm magic, whatever its name and mode) is loaded in-process as a WASM plugin " +
-			"and gets the same checks but those of the connection (registration, the socket closing), which are " +
-			"reported as SKIP.",
+		Long: `check plugin launches COMMAND as a runtime launches a pre-installed plugin (the socket
+as file descriptor 3, NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and NRI_PLUGIN_IDX in its
+environment), or with --socket accepts one external plugin on a unix socket, and checks
+registration, configuration, the declared scope, Synchronize (single and in parts), every
+subscribed event, unsubscribed events, the answers' adjustments, Shutdown and the reaction
+to the socket closing.
+
+A plugin that declares a scope (an nrikit extension) has it compiled as nrikit's runtime
+compiles it (an invalid scope fails the check, as the runtime refuses the plugin), and is sent
+only events about pods and containers in its scope, as nrikit's runtime sends them. A launched
+or WASM plugin is then started a second time and configured as a runtime that does not
+evaluate scopes (containerd, CRI-O): it must leave the pods and containers outside its scope
+unchanged (answer without adjustments, or opt out of them).
+
+A COMMAND that is a WebAssembly module (a file starting with the \0asm magic, whatever its
+name and mode) is loaded in-process as a WASM plugin and gets the same checks but those of
+the connection (registration, the socket closing), which are reported as SKIP.
+
+Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 		Example: "  # nri's flags come before COMMAND: everything from COMMAND on is the plugin's.\n" +
 			"  nri check plugin --name 20-logger --verbose ./logger\n" +
 			"  nri check plugin --name 20-logger --verbose -- ./logger -log-level debug\n" +
@@ -132,7 +148,12 @@ func newPluginCmd() *cobra.Command {
 			case socket != "" && len(args) > 0:
 				return usagef(cmd, "give either COMMAND or --socket, not both")
 			}
-			warnMisplacedFlags(cmd, args)
+			if len(args) > 0 {
+				if err := checkCommand(args[0]); err != nil {
+					return usagef(cmd, "%v", err)
+				}
+				warnMisplacedFlags(cmd, args)
+			}
 			cfg.Command, cfg.Listen = args, socket
 			if configFile != "" {
 				if cfg.Config != "" {
@@ -185,12 +206,15 @@ func newRuntimeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runtime --socket PATH",
 		Short: "Check an NRI runtime",
-		Long: "check runtime connects to the runtime's NRI socket as external plugins do and checks what the NRI " +
-			"protocol requires: that it answers RegisterPlugin, configures the plugin with sane timeouts, " +
-			"synchronizes it, rejects an invalid plugin name with a reason, and refuses a subscription with unknown " +
-			"event bits (by an error answer or by closing the connection). It reports, as informational, whether the " +
-			"runtime advertises its supported events and how it refused the unknown event bits (nrikit's runtime " +
-			"answers RegisterPlugin with the reason; containerd closes the connection after Configure).",
+		Long: `check runtime connects to the runtime's NRI socket as external plugins do and checks
+what the NRI protocol requires: that it answers RegisterPlugin, configures the plugin with
+sane timeouts, synchronizes it, rejects an invalid plugin name with a reason, and refuses a
+subscription with unknown event bits (by an error answer or by closing the connection). It
+reports, as informational, whether the runtime advertises its supported events and how it
+refused the unknown event bits (nrikit's runtime answers RegisterPlugin with the reason;
+containerd closes the connection after Configure).
+
+Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 		Example:      "  nri check runtime --socket /var/run/nri/nri.sock",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -216,6 +240,37 @@ func newRuntimeCmd() *cobra.Command {
 	f.DurationVar(&cfg.Timeout, "timeout", conformance.DefaultRuntimeCheckTimeout, "bound for each step")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
 	return cmd
+}
+
+// checkCommand reports, in a sentence for the user, why the plugin's
+// COMMAND cannot be run: a file that does not exist, is not executable (and
+// not a WASM module), or a name not found in $PATH.
+func checkCommand(command string) error {
+	if !strings.Contains(command, "/") {
+		if _, err := exec.LookPath(command); err != nil {
+			return fmt.Errorf("plugin command %q not found in $PATH", command)
+		}
+		return nil
+	}
+	info, err := os.Stat(command)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("plugin command %s: no such file", command)
+	case err != nil:
+		return fmt.Errorf("plugin command %s: %w", command, errors.Unwrap(err))
+	case info.IsDir():
+		return fmt.Errorf("plugin command %s is a directory", command)
+	case info.Mode()&0o111 == 0 && !isWASMModule(command):
+		return fmt.Errorf("plugin command %s is neither executable nor a WASM module", command)
+	}
+	return nil
+}
+
+// isWASMModule reports whether path is a WebAssembly module, which is
+// loaded rather than run and needs no execute permission.
+func isWASMModule(path string) bool {
+	ok, err := wasmhost.IsModule(path)
+	return ok && err == nil
 }
 
 // warnMisplacedFlags tells the user about arguments of the plugin's

@@ -90,7 +90,7 @@ func TestCheckPluginCommandJSONAndFailure(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &report); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	if !report.Failed || len(report.Results) == 0 || report.Results[0].Passed || !strings.Contains(report.Results[0].Reason, "exit status 4") {
+	if !report.Failed || len(report.Results) == 0 || report.Results[0].Passed || !strings.Contains(report.Results[0].Reason, "exited with status 4") {
 		t.Errorf("report = %+v, want a failed registration naming the exit status", report)
 	}
 }

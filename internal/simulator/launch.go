@@ -55,7 +55,7 @@ func (s *Simulator) installPlugins(ctx context.Context, pluginDir, confDir, data
 		}
 		if p.Config != "" {
 			if err := os.WriteFile(filepath.Join(confDir, full+".conf"), []byte(p.Config), 0o644); err != nil {
-				return nil, fmt.Errorf("simulator: configuring plugin %q: %w", full, err)
+				return nil, fmt.Errorf("configuring plugin %q: %w", full, err)
 			}
 		}
 		seen[full] = true
@@ -65,15 +65,15 @@ func (s *Simulator) installPlugins(ctx context.Context, pluginDir, confDir, data
 		path := e.path
 		full := filepath.Base(path)
 		if seen[full] {
-			return nil, fmt.Errorf("simulator: plugin %q given twice (%s)", full, path)
+			return nil, fmt.Errorf("plugin %q given twice (%s)", full, path)
 		}
 		seen[full] = true
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, fmt.Errorf("simulator: plugin %q: %w", full, err)
+			return nil, fmt.Errorf("plugin %q: %w", full, err)
 		}
 		if err := os.Symlink(abs, filepath.Join(pluginDir, full)); err != nil {
-			return nil, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
+			return nil, fmt.Errorf("installing plugin %q: %w", full, err)
 		}
 		out = append(out, installed{full: full, wasm: e.wasm})
 	}
@@ -106,7 +106,7 @@ func (s *Simulator) installPlugin(ctx context.Context, p *scenario.Plugin, entry
 				return false, s.sc.Errorf(p.Line, "plugin %q: %s is a WASM module, which takes no args or files: it runs in the runtime, without a command line or a file system", full, path)
 			}
 			if err := os.Symlink(path, entry); err != nil {
-				return false, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
+				return false, fmt.Errorf("installing plugin %q: %w", full, err)
 			}
 			return true, nil
 		}
@@ -119,7 +119,7 @@ func (s *Simulator) installPlugin(ctx context.Context, p *scenario.Plugin, entry
 		return false, err
 	}
 	if err := os.WriteFile(entry, []byte(launcherScript(work, exe, args)), 0o755); err != nil {
-		return false, fmt.Errorf("simulator: installing plugin %q: %w", full, err)
+		return false, fmt.Errorf("installing plugin %q: %w", full, err)
 	}
 	return false, nil
 }
@@ -169,7 +169,7 @@ func (s *Simulator) extraPlugins() ([]extraPlugin, error) {
 	for _, dir := range s.cfg.extraDirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("simulator: plugin directory: %w", err)
+			return nil, fmt.Errorf("plugin directory: %w", err)
 		}
 		for _, e := range entries {
 			if _, _, err := api.ParsePluginName(e.Name()); err == nil {
@@ -180,11 +180,11 @@ func (s *Simulator) extraPlugins() ([]extraPlugin, error) {
 	out := make([]extraPlugin, 0, len(paths))
 	for _, p := range paths {
 		if _, _, err := api.ParsePluginName(filepath.Base(p)); err != nil {
-			return nil, fmt.Errorf("simulator: plugin %s: the file must be named IDX-NAME, such as 50-myplugin: %w", p, err)
+			return nil, fmt.Errorf("plugin %s: the file must be named IDX-NAME, such as 50-myplugin: %w", p, err)
 		}
 		wasm, err := pluginFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("simulator: plugin: %w", err)
+			return nil, fmt.Errorf("plugin: %w", err)
 		}
 		out = append(out, extraPlugin{path: p, wasm: wasm})
 	}

@@ -11,7 +11,7 @@ import (
 func WithMetrics(r prometheus.Registerer) Option {
 	return func(c *config) error {
 		if r == nil {
-			return errors.New("simulator: WithMetrics: nil registerer")
+			return errors.New("WithMetrics: nil registerer")
 		}
 		c.metrics = r
 		return nil

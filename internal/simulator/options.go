@@ -50,7 +50,7 @@ func defaultConfig() config {
 func WithLauncher(l Launcher) Option {
 	return func(c *config) error {
 		if l == nil {
-			return errors.New("simulator: nil launcher")
+			return errors.New("nil launcher")
 		}
 		c.launcher = l
 		return nil
@@ -74,7 +74,7 @@ func WithExtraPluginDir(dir string) Option {
 func WithSocketPath(path string) Option {
 	return func(c *config) error {
 		if path == "" {
-			return errors.New("simulator: empty socket path")
+			return errors.New("empty socket path")
 		}
 		c.socketPath = path
 		return nil
@@ -86,7 +86,7 @@ func WithSocketPath(path string) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
-			return errors.New("simulator: nil logger")
+			return errors.New("nil logger")
 		}
 		c.logger = l
 		return nil
@@ -99,7 +99,7 @@ func WithPluginLogLevel(level string) Option {
 	return func(c *config) error {
 		var l slog.Level
 		if err := l.UnmarshalText([]byte(level)); err != nil {
-			return fmt.Errorf("simulator: invalid plugin log level %q", level)
+			return fmt.Errorf("invalid plugin log level %q", level)
 		}
 		c.pluginLogLevel = level
 		return nil
@@ -111,7 +111,7 @@ func WithPluginLogLevel(level string) Option {
 func WithTimeouts(registration, request time.Duration) Option {
 	return func(c *config) error {
 		if registration <= 0 || request <= 0 {
-			return fmt.Errorf("simulator: invalid timeouts %v, %v", registration, request)
+			return fmt.Errorf("invalid timeouts %v, %v", registration, request)
 		}
 		c.registrationTimeout, c.requestTimeout = registration, request
 		return nil
@@ -122,7 +122,7 @@ func WithTimeouts(registration, request time.Duration) Option {
 func WithRuntime(name, version string) Option {
 	return func(c *config) error {
 		if name == "" {
-			return errors.New("simulator: empty runtime name")
+			return errors.New("empty runtime name")
 		}
 		c.runtimeName, c.runtimeVersion = name, version
 		return nil
@@ -148,7 +148,7 @@ func WithWASMCacheDir(dir string) Option {
 func WithWASMMemoryLimit(bytes uint64) Option {
 	return func(c *config) error {
 		if bytes == 0 {
-			return errors.New("simulator: zero WASM memory limit")
+			return errors.New("zero WASM memory limit")
 		}
 		c.wasmMemoryLimit = bytes
 		return nil

@@ -24,10 +24,10 @@ func (s *Simulator) Play(ctx context.Context) (*report.Report, error) {
 	s.played = true
 	s.mu.Unlock()
 	if a == nil {
-		return nil, errors.New("simulator: not started")
+		return nil, errors.New("not started")
 	}
 	if played {
-		return nil, errors.New("simulator: already played")
+		return nil, errors.New("already played")
 	}
 	s.checkLaunched(a)
 	start := time.Now()

@@ -67,7 +67,7 @@ type Simulator struct {
 // New returns a simulator for the scenario.
 func New(sc *scenario.Scenario, opts ...Option) (*Simulator, error) {
 	if sc == nil {
-		return nil, errors.New("simulator: nil scenario")
+		return nil, errors.New("nil scenario")
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -92,7 +92,7 @@ func (s *Simulator) Start(ctx context.Context) error {
 		return err
 	}
 	if err := a.Start(ctx); err != nil {
-		return fmt.Errorf("simulator: starting the runtime: %w", err)
+		return fmt.Errorf("starting the runtime: %w", err)
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	pluginDir, confDir, dataDir := filepath.Join(work, "plugins"), filepath.Join(work, "conf.d"), filepath.Join(work, "data")
 	for _, d := range []string{pluginDir, confDir, dataDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, fmt.Errorf("simulator: %w", err)
+			return nil, fmt.Errorf("creating the work directory: %w", err)
 		}
 	}
 	inst, err := s.installPlugins(ctx, pluginDir, confDir, dataDir)
@@ -117,7 +117,7 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	}
 	if dir := s.cfg.wasmCacheDir; dir != "" && hasWASM(inst) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("simulator: WASM cache directory: %w", err)
+			return nil, fmt.Errorf("WASM cache directory: %w", err)
 		}
 	}
 	s.mu.Lock()
@@ -129,7 +129,7 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	}
 	a, err := adaptation.New(s.cfg.runtimeName, s.cfg.runtimeVersion, s.store.list, s.store.update, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("simulator: %w", err)
+		return nil, fmt.Errorf("creating the runtime: %w", err)
 	}
 	s.a = a
 	return a, nil
@@ -145,11 +145,11 @@ func (s *Simulator) makeWorkDir() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workDir != "" {
-		return "", errors.New("simulator: already started")
+		return "", errors.New("already started")
 	}
 	work, err := os.MkdirTemp("", "nri-simulator-")
 	if err != nil {
-		return "", fmt.Errorf("simulator: %w", err)
+		return "", fmt.Errorf("creating the work directory: %w", err)
 	}
 	s.workDir = work
 	return work, nil
@@ -177,7 +177,7 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 	if len(s.sc.Policy) > 0 {
 		svc, err := stub.NewBuiltin(&policy{rules: s.sc.Policy})
 		if err != nil {
-			return nil, fmt.Errorf("simulator: policy plugin: %w", err)
+			return nil, fmt.Errorf("policy plugin: %w", err)
 		}
 		opts = append(opts, adaptation.WithBuiltinPlugin(PolicyPluginIndex, PolicyPluginName, svc))
 	}
@@ -200,7 +200,7 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 func (s *Simulator) WaitForPlugins(ctx context.Context, n int) error {
 	a := s.adaptation()
 	if a == nil {
-		return errors.New("simulator: not started")
+		return errors.New("not started")
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -261,7 +261,7 @@ func (s *Simulator) Stop(ctx context.Context) error {
 	}
 	if work != "" {
 		if rerr := os.RemoveAll(work); rerr != nil && err == nil {
-			err = fmt.Errorf("simulator: removing work directory: %w", rerr)
+			err = fmt.Errorf("removing work directory: %w", rerr)
 		}
 	}
 	return err
