@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e fuzz lint generate check-generated tools bench clean images test-images test-manifests
+.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e fuzz lint generate check-generated tools bench clean images pin-images test-images test-manifests
 
 all: build
 
@@ -86,6 +86,11 @@ IMAGE_REPO ?= localhost/nrikit
 images:
 	cd deploy/images && GOWORK=off $(GO) run . -root $(CURDIR) -out $(CURDIR)/.images -version '$(VERSION)' -repo '$(IMAGE_REPO)' -go '$(GO)'
 
+## pin-images: write the name and digest of each image in .images (make images) into its release overlay,
+## deploy/kustomize/release/NAME, which then deploys the image by digest (see deploy/README.md, Releases).
+pin-images:
+	cd deploy/manifests && GOWORK=off $(GO) run ./cmd/pin-images -images $(CURDIR)/.images -release $(CURDIR)/deploy/kustomize/release
+
 ## test-images: deploy/images is tidy and vetted, and two plugin images build twice to the same digests.
 ## Vetted and tested static and -trimpath, like the plugins, so that both share compiled packages (cold: ~1.5 min).
 test-images:
@@ -116,8 +121,9 @@ test-compat:
 	done
 
 ## test-manifests: deploy/manifests (a separate module: kustomize and k8s.io/api) is tidy and vetted, renders
-## every overlay of deploy/kustomize into strictly decoded DaemonSets with the promised properties, and starts
-## every plugin with its DaemonSet's arguments (see deploy/README.md).
+## every overlay of deploy/kustomize into strictly decoded DaemonSets with the promised properties, starts
+## every plugin with its DaemonSet's arguments, and plays attacks on the shipped plugin configurations in the
+## simulator (see deploy/README.md).
 test-manifests:
 	cd deploy/manifests && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 

@@ -120,9 +120,9 @@ func TestRestart(t *testing.T) {
 	ext := map[string]*harness.Process{
 		"05-differ":          r.samplePlugin("differ", "05"),
 		"10-logger":          r.samplePlugin("logger", "10"),
-		"20-device-injector": r.samplePlugin("device-injector", "20"),
+		"20-device-injector": r.samplePlugin("device-injector", "20", "-config", f.deviceFile),
 		"30-hook-injector":   r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir),
-		"40-ulimit-adjuster": r.samplePlugin("ulimit-adjuster", "40"),
+		"40-ulimit-adjuster": r.samplePlugin("ulimit-adjuster", "40", "-config", f.ulimitFile),
 		"50-gpu-env-ext":     r.samplePlugin("gpu-env", "50", "-name", "gpu-env-ext"),
 		"60-template":        r.external("60-template", filepath.Join(suite.bin, "template"), "-idx", "60", "-socket", r.NRISocket),
 	}
@@ -194,7 +194,7 @@ func TestRestart(t *testing.T) {
 	pod2.Labels, pod2.Annotations = pod.Labels, pod.Annotations
 	_, ctrID2, info2 := r.run(pod2, harness.NewContainer("work"))
 	checkSampleAdjustments(t, f, ctrID2, info2)
-	wantEnv(t, info2, "NVIDIA_VISIBLE_DEVICES", "all")
+	wantEnv(t, info2, "NVIDIA_VISIBLE_DEVICES", "void")
 	wantEnv(t, info2, "NRIKIT_PRE", "relaunched")
 	if ext["70-js-env"] != nil {
 		wantEnv(t, info2, "JS_PLUGIN", "hello")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,7 +88,11 @@ func TestDefaultValidatorRejection(t *testing.T) {
 func TestTwoGPUEnvInstances(t *testing.T) {
 	r := newRuntime(t, harness.Options{})
 	r.start()
-	r.samplePlugin("gpu-env", "50", "-name", "gpu-a", "-env", "NRIKIT_GPU_A=1", "-env", "NVIDIA_VISIBLE_DEVICES=all")
+	conf := filepath.Join(r.Dir, "gpu-a.yaml") // the annotation's device, allowed
+	if err := os.WriteFile(conf, []byte("visibleDevices: [\"0\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.samplePlugin("gpu-env", "50", "-name", "gpu-a", "-env", "NRIKIT_GPU_A=1", "-env", "NVIDIA_VISIBLE_DEVICES=none", "-config", conf)
 	r.samplePlugin("gpu-env", "51", "-name", "gpu-b", "-env", "NRIKIT_GPU_B=1")
 	pod := harness.NewPod("ml", "two-gpu-env")
 	pod.Labels = map[string]string{"accel": "gpu"}

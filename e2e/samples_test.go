@@ -14,11 +14,14 @@ import (
 )
 
 // fixtures are the host-side files the sample plugins' adjustments
-// point at.
+// point at, and the configurations that allow gpuPod's requests.
 type fixtures struct {
 	hooksDir string // hook-injector's hooks.d
 	hookOut  string // what the injected hook writes
 	mountSrc string // device-injector's bind mount source
+
+	deviceConf, ulimitConf string // the configurations (device-injector and ulimit-adjuster allow nothing without)
+	deviceFile, ulimitFile string // the same in files, for -config
 }
 
 // newFixtures writes a CDI spec (device nrikit.dev/test=one), a hooks.d
@@ -31,6 +34,11 @@ func newFixtures(t *testing.T, r *runtime) fixtures {
 		hookOut:  filepath.Join(r.Dir, "hook-ran.log"),
 		mountSrc: filepath.Join(r.Dir, "mount-src"),
 	}
+	f.deviceConf = fmt.Sprintf("namespaces: [ml]\ndevices: [{path: /dev/nrikit-null, type: c, major: 1, minor: 3}]\n"+
+		"mounts: [{source: %s}]\ncdiDevices: [nrikit.dev/test=one]\n", f.mountSrc)
+	f.ulimitConf = "namespaces: [ml]\nlimits: {nofile: 4096, memlock: 2097152}\n"
+	f.deviceFile = filepath.Join(r.Dir, "device-injector.yaml")
+	f.ulimitFile = filepath.Join(r.Dir, "ulimit-adjuster.yaml")
 	cdi := `{"cdiVersion": "0.6.0", "kind": "nrikit.dev/test", "devices": [{"name": "one", "containerEdits": {
   "env": ["NRIKIT_CDI=one"],
   "deviceNodes": [{"path": "/dev/nrikit-cdi", "hostPath": "/dev/zero"}]}}]}`
@@ -40,6 +48,8 @@ func newFixtures(t *testing.T, r *runtime) fixtures {
 		filepath.Join(r.CDIDir, "nrikit.json"):       cdi,
 		filepath.Join(f.hooksDir, "nrikit-e2e.json"): hook,
 		filepath.Join(f.mountSrc, "marker"):          "mounted-by-device-injector\n",
+		f.deviceFile:                                 f.deviceConf,
+		f.ulimitFile:                                 f.ulimitConf,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -166,15 +176,15 @@ func TestExternalSamplePlugins(t *testing.T) {
 
 	differ := r.samplePlugin("differ", "05")
 	logger := r.samplePlugin("logger", "10")
-	r.samplePlugin("device-injector", "20")
+	r.samplePlugin("device-injector", "20", "-config", f.deviceFile)
 	r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir)
-	r.samplePlugin("ulimit-adjuster", "40")
+	r.samplePlugin("ulimit-adjuster", "40", "-config", f.ulimitFile)
 	r.samplePlugin("gpu-env", "50")
 	r.external("60-template", filepath.Join(suite.bin, "template"), "-idx", "60", "-socket", r.NRISocket)
 
 	_, ctrID, info := r.run(gpuPod(f), harness.NewContainer("work"))
 	checkSampleAdjustments(t, f, ctrID, info)
-	wantEnv(t, info, "NVIDIA_VISIBLE_DEVICES", "all")
+	wantEnv(t, info, "NVIDIA_VISIBLE_DEVICES", "void") // gpu-env's default: no GPU unless allowed
 	wantEnv(t, info, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility")
 	wantLog(t, r.ctx, logger, "msg=CreateContainer pod=ml/trainer")
 	wantLog(t, r.ctx, differ, "plugins changed the container")
@@ -201,10 +211,10 @@ func TestPreinstalledSamplePlugins(t *testing.T) {
 	bin := func(name string) string { return filepath.Join(suite.bin, name) }
 	differLog := r.preinstall("05-differ", bin("differ"), nil, true, "")
 	loggerLog := r.preinstall("10-logger", bin("logger"), nil, true, "events: [CreateContainer, StartContainer]\n")
-	r.preinstall("20-device-injector", bin("device-injector"), nil, false, "")
+	r.preinstall("20-device-injector", bin("device-injector"), nil, false, f.deviceConf)
 	r.preinstall("30-hook-injector", bin("hook-injector"), nil, false, "hooksDirs: ["+f.hooksDir+"]\n")
-	r.preinstall("40-ulimit-adjuster", bin("ulimit-adjuster"), nil, false, "")
-	r.preinstall("50-gpu-env", bin("gpu-env"), nil, false, "env: {NVIDIA_VISIBLE_DEVICES: \"3\", NRIKIT_GPU_CONF: from-conf}\n")
+	r.preinstall("40-ulimit-adjuster", bin("ulimit-adjuster"), nil, false, f.ulimitConf)
+	r.preinstall("50-gpu-env", bin("gpu-env"), nil, false, "env: {NVIDIA_VISIBLE_DEVICES: \"3\", NRIKIT_GPU_CONF: from-conf}\nvisibleDevices: [\"3\"]\n")
 	templateLog := r.preinstall("60-template", bin("template"), nil, true, "greeting: from-conf\n")
 	r.start()
 	r.waitPreinstalled(1, "05-differ", "10-logger", "20-device-injector", "30-hook-injector", "40-ulimit-adjuster", "50-gpu-env", "60-template")

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -19,11 +20,15 @@ type Rendered struct {
 	DaemonSets []*appsv1.DaemonSet
 	// ConfigMaps are the overlay's ConfigMaps by name.
 	ConfigMaps map[string]*corev1.ConfigMap
+	// NetworkPolicies are the overlay's network policies, in output
+	// order.
+	NetworkPolicies []*networkingv1.NetworkPolicy
 }
 
 // Render runs kustomize on the overlay directory dir and decodes every
-// object strictly (DecodeStrict). Objects of other kinds than DaemonSet
-// and ConfigMap are an error: their checks would be missing.
+// object strictly (DecodeStrict). Objects of other kinds than DaemonSet,
+// ConfigMap and NetworkPolicy are an error: their checks would be
+// missing.
 func Render(dir string) (*Rendered, error) {
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 	m, err := k.Run(filesys.MakeFsOnDisk(), dir)
@@ -49,6 +54,12 @@ func Render(dir string) (*Rendered, error) {
 				return nil, fmt.Errorf("%s: ConfigMap %s: %w", dir, r.GetName(), err)
 			}
 			out.ConfigMaps[cm.Name] = &cm
+		case "NetworkPolicy":
+			var np networkingv1.NetworkPolicy
+			if err := DecodeStrict(doc, &np); err != nil {
+				return nil, fmt.Errorf("%s: NetworkPolicy %s: %w", dir, r.GetName(), err)
+			}
+			out.NetworkPolicies = append(out.NetworkPolicies, &np)
 		default:
 			return nil, fmt.Errorf("%s: unexpected %s %s (add its decoding and checks)", dir, kind, r.GetName())
 		}

@@ -88,6 +88,7 @@ func TestOverlays(t *testing.T) {
 				t.Fatalf("%d DaemonSets, want 1", len(r.DaemonSets))
 			}
 			idx := checkDaemonSet(t, name, r.DaemonSets[0], r.ConfigMaps)
+			checkTrust(t, name, r)
 			if other, ok := indices[idx]; ok {
 				t.Errorf("index %s is also %s's", idx, other)
 			}
@@ -186,7 +187,7 @@ func checkDaemonSet(t *testing.T, name string, ds *appsv1.DaemonSet, cms map[str
 }
 
 // parseArgs reads the container's -flag value (or -flag=value) arguments.
-func parseArgs(t *testing.T, args []string) map[string]string {
+func parseArgs(t tb, args []string) map[string]string {
 	t.Helper()
 	flags := map[string]string{}
 	for i := 0; i < len(args); i++ {
@@ -263,7 +264,7 @@ func resolveEnv(t *testing.T, c *corev1.Container, arg string, cms map[string]*c
 
 // metricsPort is the port of -metrics-addr, which must listen on every
 // address of the pod (the kubelet probes the pod's IP).
-func metricsPort(t *testing.T, addr string) int32 {
+func metricsPort(t tb, addr string) int32 {
 	t.Helper()
 	host, port, ok := strings.Cut(addr, ":")
 	if !ok || (host != "" && host != "0.0.0.0" && host != "[::]") {
@@ -293,7 +294,7 @@ func checkProbe(t *testing.T, what string, p *corev1.Probe, wantPath string, wan
 
 // probePort resolves a probe's port, by number or by the container port's
 // name.
-func probePort(t *testing.T, port intstr.IntOrString, c *corev1.Container) int32 {
+func probePort(t tb, port intstr.IntOrString, c *corev1.Container) int32 {
 	t.Helper()
 	if port.Type == intstr.Int {
 		return port.IntVal

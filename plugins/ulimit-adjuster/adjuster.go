@@ -15,19 +15,28 @@
 // accepted too. A limit whose soft value exceeds the hard one, or an
 // unknown type, fails the container's creation with an error naming the
 // annotation.
+//
+// Whoever can create a pod writes the annotation, so the plugin sets only
+// the limits its configuration ([Config]) caps, up to the cap, in the pods
+// of the configured namespaces; without a configuration it sets none. A
+// limit it does not allow fails the container's creation with an error
+// naming the annotation and the limit, and is logged as a warning naming
+// the pod.
 package ulimitadjuster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/yamldoc"
+	"github.com/nrikit/nrikit/plugins/internal/allow"
 )
 
 const (
@@ -63,76 +72,113 @@ func NormalizeType(t string) (string, error) {
 	return "RLIMIT_" + name, nil
 }
 
-// Plugin adjusts resource limits. It is stateless.
-type Plugin struct {
-	log *slog.Logger
+// String renders the limit as "RLIMIT_NOFILE soft=1024 hard=4096".
+func (l Limit) String() string {
+	return fmt.Sprintf("%s soft=%d hard=%d", l.Type, l.Soft, l.Hard)
 }
 
-// New returns the plugin.
+// Plugin adjusts resource limits. It is safe for concurrent use.
+type Plugin struct {
+	log *slog.Logger
+
+	mu  sync.Mutex
+	cfg Config
+}
+
+// New returns the plugin, allowing no limit until it is configured.
 func New(log *slog.Logger) *Plugin { return &Plugin{log: log} }
 
-// CreateContainer sets the annotated limits.
+// Configure takes the configuration (the runtime's, or -config's): the
+// namespaces and the caps. An empty one allows no limit.
+func (p *Plugin) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
+	c, err := ParseConfig(config)
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	p.cfg = c
+	p.mu.Unlock()
+	return 0, nil
+}
+
+// CreateContainer sets the annotated limits, if the configuration allows
+// all of them, and fails the creation otherwise.
 func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	limits, err := Limits(pod, ctr.GetName())
-	if err != nil || len(limits) == 0 {
+	p.mu.Lock()
+	cfg := p.cfg // replaced, never modified
+	p.mu.Unlock()
+	podName := pod.GetNamespace() + "/" + pod.GetName()
+	if !cfg.Namespaces.Allows(pod.GetNamespace()) {
+		p.log.Debug("pod outside the plugin's namespaces", "pod", podName, "container", ctr.GetName())
+		return nil, nil, nil
+	}
+	limits, err := cfg.Allowed(pod, ctr.GetName())
+	if err != nil {
+		args := []any{"pod", podName, "container", ctr.GetName()}
+		if r := (*allow.Refusal)(nil); errors.As(err, &r) {
+			args = append(args, r.LogArgs()...)
+		} else {
+			args = append(args, "error", err)
+		}
+		p.log.Warn("refusing the pod's request", args...)
 		return nil, nil, err
+	}
+	if len(limits) == 0 {
+		return nil, nil, nil
 	}
 	adj := &api.ContainerAdjustment{}
 	for _, l := range limits {
 		adj.AddRlimit(l.Type, l.Hard, l.Soft)
 	}
-	p.log.Info("adjusting ulimits", "pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(), "limits", len(limits))
+	p.log.Info("adjusting ulimits", "pod", podName, "container", ctr.GetName(), "limits", len(limits))
 	return adj, nil, nil
 }
 
+// Allowed returns the limits the pod's annotations set for container
+// (Limits) if c allows every one of them, and an error wrapping an
+// [allow.Refusal] naming the first it does not allow otherwise. It does
+// not look at c.Namespaces.
+func (c *Config) Allowed(pod *api.PodSandbox, container string) ([]Limit, error) {
+	key, limits, err := Limits(pod, container)
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range limits {
+		if reason := c.CheckLimit(l); reason != "" {
+			return nil, &allow.Refusal{Annotation: key, Entry: fmt.Sprintf("limit %d", i+1), Value: l.String(), Reason: reason}
+		}
+	}
+	return limits, nil
+}
+
 // Limits returns the limits the pod's annotations set for container, with
-// canonical types.
-func Limits(pod *api.PodSandbox, container string) ([]Limit, error) {
-	key := Annotation
-	v, ok := api.EffectiveAnnotation(pod, key, container)
+// canonical types, and the annotation's full key.
+func Limits(pod *api.PodSandbox, container string) (string, []Limit, error) {
+	key, v, ok := allow.Annotation(pod.GetAnnotations(), Annotation, container)
 	if !ok {
-		key = LegacyAnnotation
-		if v, ok = api.EffectiveAnnotation(pod, key, container); !ok {
-			return nil, nil
+		if key, v, ok = allow.Annotation(pod.GetAnnotations(), LegacyAnnotation, container); !ok {
+			return "", nil, nil
 		}
 	}
 	var limits []Limit
 	dec := yaml.NewDecoder(strings.NewReader(v))
 	dec.KnownFields(true)
 	if err := dec.Decode(&limits); err != nil {
-		return nil, fmt.Errorf("annotation %s of container %q: %w", key, container, err)
+		return key, nil, fmt.Errorf("annotation %s of container %q: %w", key, container, err)
+	}
+	if len(limits) > allow.MaxEntries {
+		return key, nil, fmt.Errorf("annotation %s of container %q: %d entries, more than the %d allowed", key, container, len(limits), allow.MaxEntries)
 	}
 	for i := range limits {
 		t, err := NormalizeType(limits[i].Type)
 		if err != nil {
-			return nil, fmt.Errorf("annotation %s of container %q: %w", key, container, err)
+			return key, nil, fmt.Errorf("annotation %s of container %q: %w", key, container, err)
 		}
 		if limits[i].Soft > limits[i].Hard {
-			return nil, fmt.Errorf("annotation %s of container %q: %s: soft limit %d exceeds hard limit %d",
+			return key, nil, fmt.Errorf("annotation %s of container %q: %s: soft limit %d exceeds hard limit %d",
 				key, container, t, limits[i].Soft, limits[i].Hard)
 		}
 		limits[i].Type = t
 	}
-	return limits, nil
-}
-
-// Config is the plugin's configuration: it takes none, so any key is an
-// error (ParseConfig).
-type Config struct{}
-
-// ParseConfig checks a configuration (the runtime's, or the file of
-// -config): this plugin takes none, so anything but an empty document or
-// comments is refused, naming the key.
-func ParseConfig(config string) (Config, error) {
-	var c Config
-	if err := yamldoc.Decode([]byte(config), &c); err != nil {
-		return Config{}, fmt.Errorf("invalid ulimit-adjuster configuration: %w", err)
-	}
-	return c, nil
-}
-
-// Configure refuses a configuration: the plugin takes none (ParseConfig).
-func (p *Plugin) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
-	_, err := ParseConfig(config)
-	return 0, err
+	return key, limits, nil
 }
