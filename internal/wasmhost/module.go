@@ -54,6 +54,23 @@ func DefaultCacheDir() string {
 	return filepath.Join(dir, "nrikit", "wasm")
 }
 
+// ToolCacheDir returns the compilation cache directory a command should
+// use for the value dir of its --wasm-cache-dir flag: dir itself, unless
+// it is the default ([DefaultCacheDir]) and [CheckCacheDir] refuses it
+// (under sudo -E the default is the invoking user's): then "" (compiled
+// modules kept in memory) and the reason, for the command to tell. A
+// directory the user named is returned as it is; the cache refuses it,
+// saying why.
+func ToolCacheDir(dir string) (string, error) {
+	if dir == "" || dir != DefaultCacheDir() {
+		return dir, nil
+	}
+	if err := CheckCacheDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // CheckCacheDir checks that dir may hold a compilation cache, without
 // creating it: the cache runs the machine code it finds there, so dir
 // must be a trusted directory (internal/trustedfile: owned by root or the
