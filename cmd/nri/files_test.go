@@ -40,3 +40,33 @@ func TestDefaultWASMCacheDirRefused(t *testing.T) {
 		t.Errorf("the refused cache home was written to: %v", entries)
 	}
 }
+
+// TestPluginOfAnotherUser checks that an executable given with --plugin
+// runs even if the runtime would refuse it in its plugin directory
+// (group-writable and, as root, another user's, as under sudo): the
+// user named it, and the simulator installs a launcher script of its
+// own.
+func TestPluginOfAnotherUser(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "50-logger")
+	body := "#!/bin/sh\nexec '" + nriBinary + "' plugin logger \"$@\"\n"
+	if err := os.WriteFile(plugin, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(plugin, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(plugin, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := nri(t, "run", "--plugin", plugin, "--output", "json")
+	rep := decode(t, r.stdout)
+	if r.code != 0 || !rep.OK {
+		t.Fatalf("exit %d, ok %v, registration errors %+v\nstderr:\n%s", r.code, rep.OK, rep.RegistrationErrors, r.stderr)
+	}
+	if _, ok := findPlugin(rep, "50-logger"); !ok {
+		t.Errorf("50-logger not in the report")
+	}
+}
