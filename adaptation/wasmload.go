@@ -74,8 +74,8 @@ func WithWASMMemoryBudget(bytes uint64) Option {
 // WithWASMLoadTimeout bounds the loading of each WASM plugin: reading,
 // compiling and instantiating its module (default
 // [DefaultWASMLoadTimeout]), and separately its wait for its turn to
-// load ([WithMaxConcurrentWASMLoads]). A compilation stops within
-// milliseconds of the timeout.
+// load ([WithMaxConcurrentWASMLoads]). A compilation stops within a
+// fraction of a second of the timeout, or of Stop.
 func WithWASMLoadTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if err := positive("WASM load timeout", d); err != nil {

@@ -139,8 +139,8 @@ func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, cod
 // compileWorkers is the number of goroutines compiling one module. With
 // one, wazero's default, a compilation ignores its context and runs to
 // its end (2.5 s of CPU for an 8 MB Go guest); with two or more wazero
-// checks the context between functions, so a load stops within
-// milliseconds of its deadline or of the runtime's Stop. Two workers
+// checks the context between functions, so a load stops within a
+// fraction of a second of its deadline or of the runtime's Stop. Two workers
 // raise a compilation's peak RSS by about 20 MB (103 to 124 MB for that
 // guest, testdata/compilecost) for the same CPU time.
 const compileWorkers = 2

@@ -5,9 +5,7 @@
 //
 // [Load] checks a module file, compiles it (through an on-disk
 // compilation cache if [Options.CacheDir] is set, so a later load of the
-// same module in another process skips compilation; the compilation
-// stops within milliseconds of the context's end, as wazero checks it
-// between functions when compiling with two workers), checks its exports
+// same module in another process skips compilation), checks its exports
 // and API version and instantiates it. [Plugin.Call] runs one request,
 // bounded by its context. A call that traps, exits the guest (a Go guest
 // that panics or runs out of memory exits), times out or answers out of
@@ -49,6 +47,9 @@
 // its seal (one copied from another module's directory, say) is deleted
 // and the module compiled again. Checking the seal reads the entries
 // once more: about 24 ms of CPU for the 29 MB entry of an 8 MB Go guest.
+// A compilation stops within a fraction of a second of its context's
+// end: wazero checks the context between functions when it compiles with
+// two workers (with one, its default, it runs to the end).
 //
 // Unlike upstream, a module file that is not executable is loaded (with
 // a log line saying that upstream would skip it): the file's mode is the
