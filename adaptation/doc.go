@@ -27,6 +27,17 @@
 //     logged line by line with the attribute plugin=IDX-NAME. When it
 //     disconnects it is terminated (SIGTERM, then SIGKILL after
 //     [WithTerminationGrace]) and reaped; [WithRestartLaunched] restarts it.
+//     The runtime takes code and configuration only from files no other
+//     user can have written: the plugin and configuration directories,
+//     and every directory above them, must be owned by root or the
+//     effective user and not writable by their group or others (else
+//     Start fails); each plugin file and configuration file, reached
+//     through symbolic links, must be a regular file owned by root or
+//     the effective user and not writable by its group or others (else
+//     it is skipped, with the reason in the log), and so must the way to
+//     an executable. A configuration file is read once, through a size
+//     cap ([WithMaxPluginConfigSize], 1 MiB), as is a module
+//     ([WithMaxWASMModuleSize], 64 MiB).
 //   - External plugins connect to the socket ([WithSocketPath]; directory
 //     created with mode 0700, stale socket removed, socket mode 0600), or
 //     are handed over with [Adaptation.ServeConn].
@@ -36,14 +47,16 @@
 //     IDX-NAME that hold a WebAssembly module with the ABI of upstream
 //     NRI's WASM plugins (docs/wasm-abi.md); the executable bit is not
 //     needed. Each is loaded in-process with wazero, concurrently with
-//     the other plugins and outside the registry lock, compiled once per
-//     distinct module and, with [WithWASMCacheDir], once per cache
-//     directory across restarts. It does not register: its index and name
+//     the other plugins and outside the registry lock (at most
+//     [WithMaxConcurrentWASMLoads] WASM plugins at a time, within
+//     [WithWASMLoadTimeout]), compiled once per distinct module and, with
+//     [WithWASMCacheDir], once per cache directory across restarts. It does not register: its index and name
 //     are its file's, its configuration is found as a pre-installed
 //     plugin's, and its subscription is its Configure answer's events
 //     (none: all events). Every call is bounded by the request timeout
 //     (an endless loop is stopped); each instance's memory by
-//     [WithWASMMemoryLimit]. A call that traps, exits the guest or breaks
+//     [WithWASMMemoryLimit], and all of them together by
+//     [WithWASMMemoryBudget]. A call that traps, exits the guest or breaks
 //     the ABI discards the instance ([FailureCrashed]): by its failure
 //     policy the plugin is kept, its next call running on a fresh instance
 //     that is sent its Configure request again first, or dropped (and

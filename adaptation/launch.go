@@ -15,6 +15,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/pluginproc"
+	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
@@ -29,18 +30,30 @@ type launchSpec struct {
 }
 
 // discover lists the pre-installed plugins: files named IDX-NAME in the
-// plugin directory that are WebAssembly modules or executables. Anything
-// else is skipped with a log line.
+// plugin directory that are WebAssembly modules or executables, trusted
+// (see checkPluginFile). Anything else is skipped with a log line. The
+// plugin and configuration directories must be trusted
+// (trustedfile.CheckDir): a directory others may write would let them
+// add plugins or configurations.
 func (a *Adaptation) discover() ([]launchSpec, error) {
 	dir := a.cfg.pluginDir
 	if dir == "" {
 		return nil, nil
 	}
-	entries, err := os.ReadDir(dir)
+	_, err := trustedfile.CheckDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		a.log.Info("no plugin directory, no pre-installed plugins", "dir", dir)
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("adaptation: plugin directory refused: %w", err)
+	}
+	if conf := a.cfg.configDir; conf != "" {
+		if _, err := trustedfile.CheckDir(conf); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("adaptation: plugin configuration directory refused: %w", err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("adaptation: discovering plugins: %w", err)
 	}
@@ -56,8 +69,11 @@ func (a *Adaptation) discover() ([]launchSpec, error) {
 			a.log.Info("skipping non-regular file in plugin directory", "path", path)
 			continue
 		}
-		wasm, err := wasmhost.IsModule(path)
+		wasm, err := a.checkPluginFile(path)
 		switch {
+		case trustedfile.IsUntrusted(err):
+			a.log.Warn("skipping untrusted file in plugin directory", "path", path, "error", err)
+			continue
 		case err != nil:
 			a.log.Warn("skipping unreadable file in plugin directory", "path", path, "error", err)
 			continue
@@ -86,14 +102,31 @@ func (a *Adaptation) discover() ([]launchSpec, error) {
 	return specs, nil
 }
 
+// checkPluginFile checks the plugin directory's file at path and reports
+// whether it is a WebAssembly module. The file (the one symbolic links
+// lead to) must be a regular file owned by root or the effective user
+// and not writable by its group or others, and the way to it must be
+// one only they can change (trustedfile.CheckPath): an executable is
+// exec'ed by its path, so what the path names must not change between
+// the check and the exec. A module is read once, through its checked
+// descriptor, when it loads (wasmhost.Options.TrustedFile).
+func (a *Adaptation) checkPluginFile(path string) (bool, error) {
+	real, _, err := trustedfile.CheckPath(path)
+	if err != nil {
+		return false, err
+	}
+	return wasmhost.IsModule(real)
+}
+
 // pluginConfig reads <configdir>/IDX-NAME.conf, else <configdir>/NAME.conf
-// ("" if neither exists).
+// ("" if neither exists): a trusted file (trustedfile.ReadFile) of at
+// most the maximum configuration size.
 func (a *Adaptation) pluginConfig(idx, name string) (string, error) {
 	if a.cfg.configDir == "" {
 		return "", nil
 	}
 	for _, f := range []string{api.FullPluginName(idx, name) + ".conf", name + ".conf"} {
-		buf, err := os.ReadFile(filepath.Join(a.cfg.configDir, f))
+		buf, err := trustedfile.ReadFile(filepath.Join(a.cfg.configDir, f), a.cfg.maxConfigSize)
 		if err == nil {
 			return string(buf), nil
 		}
@@ -167,6 +200,10 @@ func (a *Adaptation) runPreinstalled(l launchSpec) (<-chan struct{}, error) {
 // once the plugin is synchronized or failed. The process is reaped when
 // the plugin is disconnected.
 func (a *Adaptation) runLaunched(l launchSpec) (*process, error) {
+	// Checked again: a restart may come long after discover.
+	if _, _, err := trustedfile.CheckPath(l.path); err != nil {
+		return nil, fmt.Errorf("not launching plugin %q: %w", l.full, err)
+	}
 	proc, conn, err := a.launch(l)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package adaptation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 )
@@ -55,6 +57,9 @@ const (
 	// own limit, which upstream NRI keeps): no request to a plugin and
 	// no answer from one can be larger.
 	MaxMessageSize = 4 << 20
+	// DefaultMaxPluginConfigSize caps a pre-installed plugin's
+	// configuration file; see [WithMaxPluginConfigSize].
+	DefaultMaxPluginConfigSize = 1 << 20
 	// DefaultValidatorName and DefaultValidatorIndex identify the builtin
 	// validator installed by [WithDefaultValidator] (the same identity
 	// as upstream's).
@@ -126,14 +131,21 @@ type config struct {
 	env                 []string
 	observer            Observer // see observer.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
-	syncFunc    SyncFunc
-	clientOpts  []ttrpc.ClientOpts
-	serverOpts  []ttrpc.ServerOpt
-	recorder    MetricsRecorder
-	deprecation DeprecationRecorder
-	// WASM plugins (see wasm.go).
+	syncFunc      SyncFunc
+	clientOpts    []ttrpc.ClientOpts
+	serverOpts    []ttrpc.ServerOpt
+	recorder      MetricsRecorder
+	deprecation   DeprecationRecorder
+	maxConfigSize int64
+	// WASM plugins (see wasm.go, wasmload.go).
 	wasmCacheDir    string
 	wasmMemoryPages uint32 // 0: wasmhost's default
+	maxModuleSize   int64
+	maxWASMLoads    int
+	wasmBudget      uint64 // 0: none
+	wasmLoadTimeout time.Duration
+	// wasmLoad is wasmhost.Load (tests watch it).
+	wasmLoad func(ctx context.Context, path string, opts wasmhost.Options) (*wasmhost.Plugin, error)
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 }
@@ -151,6 +163,11 @@ func defaultConfig() config {
 		maxInFlight:         DefaultMaxInFlightUpdates,
 		maxAnswerSize:       DefaultMaxAnswerSize,
 		terminationGrace:    DefaultTerminationGrace,
+		maxConfigSize:       DefaultMaxPluginConfigSize,
+		maxModuleSize:       DefaultMaxWASMModuleSize,
+		maxWASMLoads:        DefaultMaxConcurrentWASMLoads,
+		wasmLoadTimeout:     DefaultWASMLoadTimeout,
+		wasmLoad:            wasmhost.Load,
 		logger:              slog.New(slog.DiscardHandler),
 		supported:           api.AllEvents,
 		overrides:           map[string]PluginPolicy{},
@@ -178,6 +195,21 @@ func WithPluginDir(path string) Option {
 // configuration files (default [DefaultConfigDir]).
 func WithConfigDir(path string) Option {
 	return func(c *config) error { c.configDir = path; return nil }
+}
+
+// WithMaxPluginConfigSize caps the size of a pre-installed plugin's
+// configuration file (default [DefaultMaxPluginConfigSize], at most
+// [MaxMessageSize], as the configuration travels in one message). A
+// plugin whose file is larger is not started, with the reason in the
+// log.
+func WithMaxPluginConfigSize(n int64) Option {
+	return func(c *config) error {
+		if n < 1 || n > MaxMessageSize {
+			return fmt.Errorf("adaptation: maximum plugin configuration size must be between 1 and %d, got %d", MaxMessageSize, n)
+		}
+		c.maxConfigSize = n
+		return nil
+	}
 }
 
 // WithSocketPath sets the unix socket on which external plugins connect

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 	"google.golang.org/protobuf/proto"
 )
@@ -24,15 +26,27 @@ import (
 
 // DefaultWASMLoadTimeout bounds the loading of a WASM plugin module:
 // reading, compiling (seconds for a Go guest without a compilation cache,
-// see [WithWASMCacheDir]) and instantiating it.
+// see [WithWASMCacheDir]) and instantiating it; see
+// [WithWASMLoadTimeout].
 const DefaultWASMLoadTimeout = 2 * time.Minute
 
 // WithWASMCacheDir sets the directory of the on-disk compilation cache of
-// WASM plugins (created if missing): a module compiled once, by this
-// process or an earlier one, loads from there without being compiled
-// again (a Go guest: about 0.2 s instead of several seconds). "" (the
-// default) keeps compiled modules in memory only; plugins loading the
-// same module share its compiled form either way.
+// WASM plugins (created, mode 0700, if missing): a module compiled once,
+// by this process or an earlier one, loads from there without being
+// compiled again (a Go guest: about 0.2 s instead of several seconds).
+// "" (the default) keeps compiled modules in memory only; plugins loading
+// the same module share its compiled form either way.
+//
+// The runtime runs the machine code it finds in dir, so dir must be its
+// own: not a symbolic link, owned by root or the effective user, not
+// writable by its group or others, and the same for every directory
+// above it (one writable by others only if sticky, as /tmp). A directory
+// that breaks a rule (such as a user's ~/.cache under sudo -E) is not
+// used: the runtime logs why, at warning level, and keeps compiled
+// modules in memory. Each module's entries are sealed with the module
+// they were compiled from; an entry that does not match (copied from
+// another module's) is deleted and the module compiled again
+// (docs/wasm-abi.md, section 9).
 func WithWASMCacheDir(dir string) Option {
 	return func(c *config) error { c.wasmCacheDir = dir; return nil }
 }
@@ -56,15 +70,19 @@ func WithWASMMemoryLimit(limit uint64) Option {
 const wasmPageSize = 64 << 10
 
 // wasmRuntime is the Adaptation's compilation cache of WASM plugins,
-// made when the first one loads and closed by Stop.
+// made when the first one loads and closed by Stop, and the bounds of
+// their loading (wasmload.go).
 type wasmRuntime struct {
 	mu     sync.Mutex
 	cache  *wasmhost.Cache
 	closed bool
+
+	loads wasmLoads
 }
 
-// get returns the cache, making it in dir on first use.
-func (w *wasmRuntime) get(dir string) (*wasmhost.Cache, error) {
+// get returns the cache, making it in dir on first use; a directory
+// refused by its checks is logged, and the cache kept in memory.
+func (w *wasmRuntime) get(dir string, log *slog.Logger) (*wasmhost.Cache, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -74,6 +92,10 @@ func (w *wasmRuntime) get(dir string) (*wasmhost.Cache, error) {
 		return w.cache, nil
 	}
 	c, err := wasmhost.NewCache(dir)
+	if trustedfile.IsUntrusted(err) {
+		log.Warn("not using the WASM compilation cache directory: compiled modules are kept in memory only", "dir", dir, "error", err)
+		c, err = wasmhost.NewCache("")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +132,7 @@ func isPermanent(err error) bool {
 // returns a channel closed once the plugin is gone; loading happens
 // outside the registry lock, so other plugins and events go on meanwhile.
 func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
-	cache, err := a.wasm.get(a.cfg.wasmCacheDir)
+	cache, err := a.wasm.get(a.cfg.wasmCacheDir, a.log)
 	if err != nil {
 		err = fmt.Errorf("WASM plugin %q not loaded: %w", l.full, err)
 		if errors.Is(err, wasmhost.ErrDisabled) {
@@ -119,14 +141,14 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 		return nil, err
 	}
 	ep := &wasmEndpoint{done: make(chan struct{}), grace: a.cfg.terminationGrace}
-	ctx, cancel := context.WithTimeout(a.ctx, DefaultWASMLoadTimeout)
-	defer cancel()
-	mod, err := wasmhost.Load(ctx, l.path, wasmhost.Options{
+	mod, unreserve, err := a.loadWASM(l, wasmhost.Options{
 		Name:             l.full,
 		Logger:           a.log,
 		Cache:            cache,
 		MemoryLimitPages: a.cfg.wasmMemoryPages,
 		Reinit:           ep.reinit,
+		MaxModuleSize:    a.cfg.maxModuleSize,
+		TrustedFile:      true,
 	})
 	if err != nil {
 		var (
@@ -140,7 +162,7 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 		}
 		return nil, err
 	}
-	ep.mod, ep.Client = mod, wasmhost.NewClient(mod)
+	ep.mod, ep.Client, ep.unreserve = mod, wasmhost.NewClient(mod), unreserve
 	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config)
 	if rerr != nil {
 		ep.Close()
@@ -160,6 +182,8 @@ type wasmEndpoint struct {
 	*wasmhost.Client
 	mod   *wasmhost.Plugin
 	grace time.Duration
+	// unreserve gives the plugin's memory back to the budget.
+	unreserve func()
 	// configure is the encoding of the plugin's Configure request.
 	configure atomic.Pointer[[]byte]
 
@@ -257,6 +281,7 @@ func (e *wasmEndpoint) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), e.grace)
 		defer cancel()
 		e.err = e.mod.Close(ctx)
+		e.unreserve()
 	})
 	return e.err
 }

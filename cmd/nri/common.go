@@ -39,7 +39,7 @@ func (f *runtimeFlags) register(c *cobra.Command) {
 	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also run the IDX-NAME executables and WASM modules in this directory (repeatable)")
 	fl.BoolVar(&f.calls, "calls", false, "list every plugin request with its latency in the text output")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 2*time.Second, "time a plugin has to answer one event")
-	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs), so that later runs load them in a fraction of a second; "" compiles them at every run`)
+	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs; it must be yours and not writable by others, else it is not used), so that later runs load them in a fraction of a second; "" compiles them at every run`)
 	fl.StringVar(&f.wasmMemoryLimit, "wasm-memory-limit", "", "linear memory limit of each WASM plugin instance, such as 64Mi (64Ki to 4Gi; default: the runtime library's, 128Mi)")
 }
 
@@ -149,7 +149,11 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	for _, d := range f.pluginDirs {
 		opts = append(opts, simulator.WithExtraPluginDir(d))
 	}
-	opts = append(opts, simulator.WithWASMCacheDir(f.wasmCacheDir))
+	cacheDir, err := wasmhost.ToolCacheDir(f.wasmCacheDir)
+	if err != nil {
+		log.Warn("not using the default WASM compilation cache directory: WASM plugins are compiled at every run", "dir", f.wasmCacheDir, "reason", err)
+	}
+	opts = append(opts, simulator.WithWASMCacheDir(cacheDir))
 	limit, err := f.wasmMemoryLimitBytes()
 	if err != nil {
 		return nil, err

@@ -169,7 +169,11 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 				cfg.RegistrationTimeout, cfg.RequestTimeout, cfg.ExitTimeout = timeout, timeout, timeout
 			}
 			cfg.AcceptTimeout = acceptTimeout
-			cfg.WASMCacheDir = wasmCacheDir
+			dir, err := wasmhost.ToolCacheDir(wasmCacheDir)
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "nri: not using the default WASM compilation cache directory (%v): a WASM plugin is compiled at every check\n", err)
+			}
+			cfg.WASMCacheDir = dir
 			if showOutput {
 				cfg.Output = cmd.ErrOrStderr()
 			}
@@ -193,7 +197,7 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 	f.StringVar(&configFile, "config-file", "", "file whose content is sent to the plugin in Configure")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
 	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr (a WASM plugin's log) to stderr")
-	f.StringVar(&wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
+	f.StringVar(&wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default; it must be yours and not writable by others), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
 	return cmd
 }
 

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/scenario"
+	"github.com/nrikit/nrikit/internal/trustedfile"
 )
 
 // installed is a plugin the simulator put in the runtime's plugin
@@ -24,11 +26,16 @@ type installed struct {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // launcherScript is a plugin-directory entry that starts a plugin in its
-// working directory.
+// working directory (unless workDir is "").
 func launcherScript(workDir, exe string, args []string) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# Written by the nri simulator: runs a plugin in its working directory.\n")
-	fmt.Fprintf(&b, "cd %s || exit 1\nexec %s", shellQuote(workDir), shellQuote(exe))
+	if workDir == "" {
+		b.WriteString("#!/bin/sh\n# Written by the nri simulator: runs a plugin.\n")
+	} else {
+		b.WriteString("#!/bin/sh\n# Written by the nri simulator: runs a plugin in its working directory.\n")
+		fmt.Fprintf(&b, "cd %s || exit 1\n", shellQuote(workDir))
+	}
+	fmt.Fprintf(&b, "exec %s", shellQuote(exe))
 	for _, a := range args {
 		b.WriteString(" " + shellQuote(a))
 	}
@@ -38,8 +45,10 @@ func launcherScript(workDir, exe string, args []string) string {
 
 // installPlugins fills pluginDir, confDir and a working directory per
 // plugin under dataDir with the scenario's plugins and the extra ones.
-// Processes are installed as launcher scripts, WASM modules as
-// themselves (built from their Go package first for wasmPackage).
+// Processes are installed as launcher scripts, WASM modules as copies
+// (built from their Go package first for wasmPackage): every entry is
+// the simulator's own file, which the runtime's file rules accept
+// (internal/trustedfile), whoever owns the plugin the user named.
 func (s *Simulator) installPlugins(ctx context.Context, pluginDir, confDir, dataDir string) ([]installed, error) {
 	extra, err := s.extraPlugins()
 	if err != nil {
@@ -72,7 +81,7 @@ func (s *Simulator) installPlugins(ctx context.Context, pluginDir, confDir, data
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", full, err)
 		}
-		if err := os.Symlink(abs, filepath.Join(pluginDir, full)); err != nil {
+		if err := installFile(abs, filepath.Join(pluginDir, full), e.wasm); err != nil {
 			return nil, fmt.Errorf("installing plugin %q: %w", full, err)
 		}
 		out = append(out, installed{full: full, wasm: e.wasm})
@@ -105,7 +114,7 @@ func (s *Simulator) installPlugin(ctx context.Context, p *scenario.Plugin, entry
 			if len(p.Args) > 0 || len(p.Files) > 0 {
 				return false, s.sc.Errorf(p.Line, "plugin %q: %s is a WASM module, which takes no args or files: it runs in the runtime, without a command line or a file system", full, path)
 			}
-			if err := os.Symlink(path, entry); err != nil {
+			if err := installFile(path, entry, true); err != nil {
 				return false, fmt.Errorf("installing plugin %q: %w", full, err)
 			}
 			return true, nil
@@ -118,10 +127,38 @@ func (s *Simulator) installPlugin(ctx context.Context, p *scenario.Plugin, entry
 	if err != nil {
 		return false, err
 	}
-	if err := os.WriteFile(entry, []byte(launcherScript(work, exe, args)), 0o755); err != nil {
+	if err := writeEntry(entry, []byte(launcherScript(work, exe, args)), 0o755); err != nil {
 		return false, fmt.Errorf("installing plugin %q: %w", full, err)
 	}
 	return false, nil
+}
+
+// installFile installs the plugin file src as the plugin directory's
+// entry: a WASM module is copied (mode 0644), an executable gets a
+// launcher script that runs it.
+func installFile(src, entry string, wasm bool) error {
+	if !wasm {
+		return writeEntry(entry, []byte(launcherScript("", src, nil)), 0o755)
+	}
+	in, _, err := trustedfile.OpenRegular(src, adaptation.DefaultMaxWASMModuleSize)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	code, err := trustedfile.ReadAll(in, adaptation.DefaultMaxWASMModuleSize)
+	if err != nil {
+		return err
+	}
+	return writeEntry(entry, code, 0o644)
+}
+
+// writeEntry writes a new plugin directory entry with mode, whatever the
+// umask (the runtime refuses a file its group may write).
+func writeEntry(path string, content []byte, mode os.FileMode) error {
+	if err := os.WriteFile(path, content, mode); err != nil {
+		return err
+	}
+	return os.Chmod(path, mode)
 }
 
 // scenarioPath resolves a path of the scenario against its directory,

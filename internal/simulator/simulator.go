@@ -115,11 +115,6 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	if err != nil {
 		return nil, err
 	}
-	if dir := s.cfg.wasmCacheDir; dir != "" && hasWASM(inst) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("WASM cache directory: %w", err)
-		}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.installed = inst

@@ -82,5 +82,7 @@ func buildWASM(ctx context.Context, log *slog.Logger, plugin, dir, out string) e
 		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build in %s: %w\n%s", dir, err, msg)
 	}
 	log.Info("built WASM plugin", "plugin", plugin, "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	// go build honours the umask; the runtime refuses a module its
+	// group may write.
+	return os.Chmod(out, 0o644)
 }

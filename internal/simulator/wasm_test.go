@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +126,14 @@ func TestWASMPluginRefused(t *testing.T) {
 
 // TestWASMPathInstalledAsModule checks that a scenario plugin whose path
 // is a WASM module is put into the plugin directory as the module (a
-// link to it), not as a launcher script.
+// copy, mode 0644 even if the original is group-writable, which the
+// runtime would refuse), not as a launcher script.
 func TestWASMPathInstalledAsModule(t *testing.T) {
 	dir := t.TempDir()
 	writeFakeModule(t, filepath.Join(dir, "x.wasm"))
+	if err := os.Chmod(filepath.Join(dir, "x.wasm"), 0o664); err != nil {
+		t.Fatal(err)
+	}
 	sc := loadScenario(t, dir, wasmScenario, "plugins:\n  - name: w\n    index: \"10\"\n    path: x.wasm\n")
 	sim, err := New(sc)
 	if err != nil {
@@ -152,9 +157,13 @@ func TestWASMPathInstalledAsModule(t *testing.T) {
 	if len(inst) != 1 || !inst[0].wasm {
 		t.Fatalf("installed %+v", inst)
 	}
-	target, err := os.Readlink(filepath.Join(pluginDir, "10-w"))
-	if err != nil || target != filepath.Join(dir, "x.wasm") {
-		t.Errorf("plugin directory entry links to %q (%v)", target, err)
+	fi, err := os.Lstat(filepath.Join(pluginDir, "10-w"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+		t.Errorf("plugin directory entry: %v (%v), want a regular file of mode 0644", fi, err)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "x.wasm"))
+	if got, err := os.ReadFile(filepath.Join(pluginDir, "10-w")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("plugin directory entry is not a copy of the module (%v)", err)
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "10-w")); err == nil {
 		t.Error("a working directory was made for the WASM plugin")

@@ -88,7 +88,10 @@ func checkWASMRun(t *testing.T, r *report.Report, full string) {
 }
 
 // TestExtraWASMPlugin runs a WASM module that is not executable, given as
-// an extra plugin, then as a file of an extra plugin directory.
+// an extra plugin, then as a file of an extra plugin directory. The
+// module is group-writable (and, as root, another user's), which a
+// runtime refuses in its plugin directory: the user named it, so the
+// simulator installs a copy of its own.
 func TestExtraWASMPlugin(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	guest := wasmGuest(t)
@@ -100,6 +103,14 @@ func TestExtraWASMPlugin(t *testing.T) {
 	}
 	if err := os.WriteFile(module, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.Chmod(module, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(module, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sc := loadScenario(t, t.TempDir(), wasmScenario, "")
 	checkWASMRun(t, playWASM(t, sc, WithExtraPlugin(module)), "50-wasm")

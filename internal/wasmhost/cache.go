@@ -5,13 +5,16 @@ package wasmhost
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"google.golang.org/protobuf/proto"
 
@@ -19,32 +22,28 @@ import (
 )
 
 // Cache is what the plugins loaded with it ([Options.Cache]) share: the
-// wazero runtimes (one per memory limit) and the compiled modules. A
-// module is compiled once per process, and plugins that load the same
-// module (the same bytes, with the same memory limit) share its compiled
-// form: the second costs an instance, not a compilation and a copy of
-// the machine code. With a directory, compiled modules are also kept on
-// disk for later processes. A Cache is safe for concurrent use; close it
-// after the plugins that use it.
+// compiled modules, each with its wazero runtime. A module is compiled
+// once per process, and plugins that load the same module (the same
+// bytes, with the same memory limit) share its compiled form: the second
+// costs an instance, not a compilation and a copy of the machine code.
+// With a directory, compiled modules are also kept on disk for later
+// processes, sealed with the module they were compiled from (see
+// cacheseal.go). A Cache is safe for concurrent use; close it after the
+// plugins that use it.
 type Cache struct {
-	c   wazero.CompilationCache
+	// mem is the in-memory compilation cache when there is no dir.
+	mem wazero.CompilationCache
+	// dir is the on-disk cache's directory, absolute, or "".
 	dir string
 
-	mu       sync.Mutex
-	runtimes map[uint32]*sharedRuntime
-	modules  map[moduleKey]*sharedModule
-	closed   bool
+	mu      sync.Mutex
+	modules map[moduleKey]*sharedModule
+	disks   map[[sha256.Size]byte]*diskModule
+	closed  bool
 
 	// callers maps each live instance (api.Module) to its *Plugin, for
 	// env.log.
 	callers sync.Map
-}
-
-// sharedRuntime is a wazero runtime, made once.
-type sharedRuntime struct {
-	once sync.Once
-	r    wazero.Runtime
-	err  error
 }
 
 // moduleKey identifies a compiled module: the module's bytes and the
@@ -54,114 +53,200 @@ type moduleKey struct {
 	limit uint32
 }
 
-// sharedModule is a module compiled for the plugins that use it.
+// sharedModule is a module compiled for the plugins that use it, in a
+// runtime of its own (the memory limit is the runtime's).
 type sharedModule struct {
-	refs int // guarded by Cache.mu
+	refs int         // guarded by Cache.mu
+	disk *diskModule // nil without a directory
 
-	mu       sync.Mutex // held while compiling
+	mu sync.Mutex // held while compiling
+	// runtime and compiled are set under mu and Cache.mu.
+	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
 }
 
-// NewCache returns a Cache, kept in dir as well unless dir is "" (dir is
-// created if missing). Its contents are specific to the version of
-// wazero; protect dir from other writers.
+// diskModule is the on-disk cache of one module (all memory limits).
+type diskModule struct {
+	refs int // sharedModules using it, guarded by Cache.mu
+
+	mu   sync.Mutex // held while its directory is checked, filled and sealed
+	seal *seal      // what is sealed, read on first use
+	// cc is wazero's cache in the module's directory, set under mu and
+	// Cache.mu.
+	cc wazero.CompilationCache
+}
+
+// NewCache returns a Cache, kept in dir as well unless dir is "". dir
+// must pass [CheckCacheDir] (a [*trustedfile.Error] says why not); it
+// is created, with mode 0700, if missing. Its contents are specific to
+// the version of wazero.
 func NewCache(dir string) (*Cache, error) {
-	c := &Cache{dir: dir, runtimes: map[uint32]*sharedRuntime{}, modules: map[moduleKey]*sharedModule{}}
+	c := &Cache{modules: map[moduleKey]*sharedModule{}, disks: map[[sha256.Size]byte]*diskModule{}}
 	if dir == "" {
-		c.c = wazero.NewCompilationCache()
+		c.mem = wazero.NewCompilationCache()
 		return c, nil
 	}
-	wc, err := wazero.NewCompilationCacheWithDir(dir)
+	abs, err := prepareCacheDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("wasmhost: compilation cache %s: %w", dir, err)
+		return nil, fmt.Errorf("wasmhost: compilation cache directory: %w", err)
 	}
-	c.c = wc
+	c.dir = abs
 	return c, nil
 }
 
-// Dir returns the cache's directory, or "".
+// Dir returns the cache's directory (absolute), or "".
 func (c *Cache) Dir() string { return c.dir }
 
-// runtime returns the runtime for modules with the memory limit limit.
-func (c *Cache) runtime(ctx context.Context, limit uint32) (wazero.Runtime, error) {
+// compile returns code compiled for the memory limit limit and the
+// runtime to instantiate it in, and the function that releases them.
+// log receives what the on-disk cache has to say.
+func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, code []byte) (wazero.Runtime, wazero.CompiledModule, func(context.Context), error) {
+	key := moduleKey{sum: sha256.Sum256(code), limit: limit}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("wasmhost: compilation cache closed")
+		return nil, nil, nil, errCacheClosed
 	}
-	sr := c.runtimes[limit]
-	if sr == nil {
-		sr = &sharedRuntime{}
-		c.runtimes[limit] = sr
-	}
-	c.mu.Unlock()
-	sr.once.Do(func() {
-		ctx := context.WithoutCancel(ctx)
-		// Close-on-context-done is what bounds a call by its context
-		// (an endless loop is stopped). It is also most of a Go
-		// guest's call: wazero v1.12 exits from the machine code to
-		// Go at every loop header to check for it, and Go compiles
-		// every function to a loop (testdata/termcost measures it;
-		// wazero issue #2466).
-		cfg := wazero.NewRuntimeConfig().
-			WithCloseOnContextDone(true).
-			WithMemoryLimitPages(limit).
-			WithCompilationCache(c.c)
-		r := wazero.NewRuntimeWithConfig(ctx, cfg)
-		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
-			sr.err = fmt.Errorf("wasmhost: WASI: %w", err)
-			return
-		}
-		if err := c.instantiateEnv(ctx, r); err != nil {
-			sr.err = fmt.Errorf("wasmhost: env module: %w", err)
-			return
-		}
-		sr.r = r
-	})
-	return sr.r, sr.err
-}
-
-// compile returns code compiled in r for the memory limit limit, and the
-// function that releases it.
-func (c *Cache) compile(ctx context.Context, r wazero.Runtime, limit uint32, code []byte) (wazero.CompiledModule, func(context.Context), error) {
-	key := moduleKey{sum: sha256.Sum256(code), limit: limit}
-	c.mu.Lock()
 	sm := c.modules[key]
 	if sm == nil {
 		sm = &sharedModule{}
+		if c.dir != "" {
+			sm.disk = c.disks[key.sum]
+			if sm.disk == nil {
+				sm.disk = &diskModule{}
+				c.disks[key.sum] = sm.disk
+			}
+			sm.disk.refs++
+		}
 		c.modules[key] = sm
 	}
 	sm.refs++
 	c.mu.Unlock()
-	release := func(ctx context.Context) {
-		c.mu.Lock()
-		sm.refs--
-		last := sm.refs == 0
-		if last && c.modules[key] == sm {
-			delete(c.modules, key)
-		}
-		c.mu.Unlock()
-		if last {
-			sm.mu.Lock()
-			defer sm.mu.Unlock()
-			if sm.compiled != nil {
-				_ = sm.compiled.Close(ctx)
-			}
-		}
-	}
+	release := func(ctx context.Context) { c.release(ctx, key, sm) }
 	sm.mu.Lock()
 	if sm.compiled == nil {
-		compiled, err := r.CompileModule(ctx, code)
-		if err != nil {
+		if err := c.build(ctx, log, key, sm, code); err != nil {
 			sm.mu.Unlock()
 			release(context.WithoutCancel(ctx))
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		sm.compiled = compiled
 	}
-	compiled := sm.compiled
+	r, compiled := sm.runtime, sm.compiled
 	sm.mu.Unlock()
-	return compiled, release, nil
+	return r, compiled, release, nil
+}
+
+// compileWorkers is the number of goroutines compiling one module. With
+// one, wazero's default, a compilation ignores its context and runs to
+// its end (2.5 s of CPU for an 8 MB Go guest); with two or more wazero
+// checks the context between functions, so a load stops within a
+// fraction of a second of its deadline or of the runtime's Stop. Two workers
+// raise a compilation's peak RSS by about 20 MB (103 to 124 MB for that
+// guest, testdata/compilecost) for the same CPU time.
+const compileWorkers = 2
+
+// errCacheClosed is returned by a Cache used after Close.
+var errCacheClosed = errors.New("wasmhost: compilation cache closed")
+
+// build makes sm's runtime and compiles code in it, through the module's
+// on-disk cache if there is a directory.
+func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *sharedModule, code []byte) error {
+	cc := c.mem
+	if d := sm.disk; d != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.cc == nil {
+			dir := filepath.Join(c.dir, hex.EncodeToString(key.sum[:]))
+			d.seal = openSeal(log, dir, key.sum)
+			dc, err := wazero.NewCompilationCacheWithDir(dir)
+			if err != nil {
+				return fmt.Errorf("wasmhost: compilation cache %s: %w", dir, err)
+			}
+			c.mu.Lock()
+			d.cc = dc
+			c.mu.Unlock()
+		}
+		cc = d.cc
+	}
+	r, err := c.newRuntime(ctx, key.limit, cc)
+	if err != nil {
+		return err
+	}
+	compiled, err := r.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), code)
+	if err != nil {
+		_ = r.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	if sm.disk != nil {
+		sm.disk.seal.update(log)
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		sm.runtime, sm.compiled = r, compiled
+	}
+	c.mu.Unlock()
+	if closed {
+		_ = r.Close(context.WithoutCancel(ctx))
+		return errCacheClosed
+	}
+	return nil
+}
+
+// newRuntime makes a runtime with the memory limit limit, compiling
+// through cc, with the host modules guests import.
+func (c *Cache) newRuntime(ctx context.Context, limit uint32, cc wazero.CompilationCache) (wazero.Runtime, error) {
+	ctx = context.WithoutCancel(ctx)
+	// Close-on-context-done is what bounds a call by its context (an
+	// endless loop is stopped). It is also most of a Go guest's call:
+	// wazero v1.12 exits from the machine code to Go at every loop
+	// header to check for it, and Go compiles every function to a loop
+	// (testdata/termcost measures it; wazero issue #2466).
+	cfg := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(limit).
+		WithCompilationCache(cc)
+	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		_ = r.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
+	}
+	if err := c.instantiateEnv(ctx, r); err != nil {
+		_ = r.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: env module: %w", err)
+	}
+	return r, nil
+}
+
+// release drops one plugin's reference to the module sm; the last one
+// closes its compiled form and runtime, and the module's on-disk cache
+// if no other memory limit uses it.
+func (c *Cache) release(ctx context.Context, key moduleKey, sm *sharedModule) {
+	c.mu.Lock()
+	sm.refs--
+	if sm.refs > 0 || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.modules, key)
+	r, compiled := sm.runtime, sm.compiled
+	var cc wazero.CompilationCache
+	if d := sm.disk; d != nil {
+		if d.refs--; d.refs == 0 {
+			delete(c.disks, key.sum)
+			cc = d.cc
+		}
+	}
+	c.mu.Unlock()
+	if compiled != nil {
+		_ = compiled.Close(ctx)
+	}
+	if r != nil {
+		_ = r.Close(ctx)
+	}
+	if cc != nil {
+		_ = cc.Close(ctx)
+	}
 }
 
 // Close closes the cache's runtimes (and so every instance still made
@@ -173,17 +258,32 @@ func (c *Cache) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	runtimes := c.runtimes
-	c.runtimes, c.modules = nil, nil
-	c.mu.Unlock()
-	var errs []error
-	for _, sr := range runtimes {
-		sr.once.Do(func() {}) // wait for a runtime being made
-		if sr.r != nil {
-			errs = append(errs, sr.r.Close(ctx))
+	var (
+		runtimes []wazero.Runtime
+		caches   []wazero.CompilationCache
+	)
+	for _, sm := range c.modules {
+		if sm.runtime != nil {
+			runtimes = append(runtimes, sm.runtime)
 		}
 	}
-	errs = append(errs, c.c.Close(ctx))
+	for _, d := range c.disks {
+		if d.cc != nil {
+			caches = append(caches, d.cc)
+		}
+	}
+	if c.mem != nil {
+		caches = append(caches, c.mem)
+	}
+	c.modules, c.disks = nil, nil
+	c.mu.Unlock()
+	var errs []error
+	for _, r := range runtimes {
+		errs = append(errs, r.Close(ctx))
+	}
+	for _, cc := range caches {
+		errs = append(errs, cc.Close(ctx))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("wasmhost: closing the compilation cache: %w", err)
 	}

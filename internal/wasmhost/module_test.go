@@ -1,8 +1,10 @@
 package wasmhost
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,33 @@ func TestIsModule(t *testing.T) {
 	}
 	if d := DefaultCacheDir(); d != "" && filepath.Base(d) != "wasm" {
 		t.Errorf("DefaultCacheDir() = %q, want .../nrikit/wasm", d)
+	}
+}
+
+// TestToolCacheDir checks that a command's default cache directory is
+// dropped (with the reason) when it is not trusted, and that a directory
+// the user named is kept as it is.
+func TestToolCacheDir(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", home)
+	def := DefaultCacheDir()
+	if got, err := ToolCacheDir(def); got != def || err != nil {
+		t.Errorf("ToolCacheDir(default in a trusted home) = %q, %v; want it kept", got, err)
+	}
+	if err := os.Chmod(home, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ToolCacheDir(def); got != "" || !strings.Contains(fmt.Sprint(err), "writable by its group or others") {
+		t.Errorf("ToolCacheDir(default in a group-writable home) = %q, %v; want \"\" and why", got, err)
+	}
+	named := filepath.Join(home, "named")
+	if got, err := ToolCacheDir(named); got != named || err != nil {
+		t.Errorf("ToolCacheDir(named) = %q, %v; want it kept", got, err)
+	}
+	if got, err := ToolCacheDir(""); got != "" || err != nil {
+		t.Errorf("ToolCacheDir(\"\") = %q, %v", got, err)
 	}
 }

@@ -19,8 +19,18 @@ type Options struct {
 	// CacheDir is the directory of the plugin's own on-disk compilation
 	// cache (created if missing) if Cache is nil; "" for none. With it, a
 	// module compiled once loads without compiling in a later process.
-	// Setting both Cache and CacheDir is an error.
+	// It must pass [CheckCacheDir]. Setting both Cache and CacheDir is an
+	// error.
 	CacheDir string
+	// MaxModuleSize caps the size of the module file in bytes; 0 for
+	// [DefaultMaxModuleSize]. A larger file is refused before it is read.
+	MaxModuleSize int64
+	// TrustedFile requires the module file (the file a symbolic link
+	// leads to) to be owned by root or the effective user and not
+	// writable by its group or others, as a runtime requires of its
+	// plugin directory's files (internal/trustedfile). Without it any
+	// regular file is read: for a file its user names.
+	TrustedFile bool
 	// MemoryLimitPages caps the module's linear memory, in 64 KiB pages;
 	// 0 for DefaultMemoryLimitPages. A Go guest that needs more exits
 	// ("out of memory"), which discards the instance.
@@ -31,4 +41,12 @@ type Options struct {
 	// replays its Configure request there). An error fails the call
 	// with KindInit and discards the instance again.
 	Reinit func(ctx context.Context, call func(ctx context.Context, fn string, req []byte) ([]byte, error)) error
+}
+
+// maxModuleSize returns the module size cap.
+func (o *Options) maxModuleSize() int64 {
+	if o.MaxModuleSize > 0 {
+		return o.MaxModuleSize
+	}
+	return DefaultMaxModuleSize
 }

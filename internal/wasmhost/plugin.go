@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -55,7 +54,9 @@ type instance struct {
 // WebAssembly module, compiles it (through the compilation cache of
 // opts.CacheDir, if any), checks its exports and makes its first
 // instance, whose plugin_api_version must be APIVersion. ctx bounds
-// the loading, including the module's initialisation.
+// the loading, the compilation and the module's initialisation included
+// (only the decoding of the module before its compilation, 0.3 s for an
+// 8 MB Go guest, is not interrupted).
 func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	start := time.Now()
 	name := opts.Name
@@ -63,7 +64,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		name = filepath.Base(path)
 	}
 	log := opts.logger().With("plugin", name)
-	code, mode, err := readModule(path)
+	code, mode, err := readModule(path, opts.maxModuleSize(), opts.TrustedFile)
 	if err != nil {
 		return nil, err
 	}
@@ -89,26 +90,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	return p, nil
 }
 
-// readModule reads the module file and checks its magic.
-func readModule(path string) ([]byte, os.FileMode, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("wasmhost: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("wasmhost: %s is not a regular file", path)
-	}
-	code, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("wasmhost: %w", err)
-	}
-	if !bytes.HasPrefix(code, magic) {
-		return nil, 0, fmt.Errorf("%w: %s", ErrNotWasm, path)
-	}
-	return code, fi.Mode(), nil
-}
-
-// setup gets the runtime and the compiled module from the cache and
+// setup gets the compiled module and its runtime from the cache and
 // makes the first instance.
 func (p *Plugin) setup(ctx context.Context, code []byte) error {
 	switch {
@@ -123,17 +105,11 @@ func (p *Plugin) setup(ctx context.Context, code []byte) error {
 		}
 		p.cache, p.ownCache = cache, true
 	}
-	limit := p.opts.memoryLimit()
-	r, err := p.cache.runtime(ctx, limit)
-	if err != nil {
-		return fmt.Errorf("wasmhost: %s: %w", p.name, err)
-	}
-	p.runtime = r
-	compiled, unref, err := p.cache.compile(ctx, r, limit, code)
+	r, compiled, unref, err := p.cache.compile(ctx, p.log, p.opts.memoryLimit(), code)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compiling %s: %w", p.path, err)
 	}
-	p.compiled, p.unref = compiled, unref
+	p.runtime, p.compiled, p.unref = r, compiled, unref
 	if err := checkExports(p.path, compiled); err != nil {
 		return err
 	}
