@@ -54,6 +54,9 @@ type Adaptation struct {
 	stopped   bool
 	plugins   []*plugin          // synchronizing and active, in invocation order
 	admitting map[string]*plugin // registration in progress, by full name
+	// reserved are the full names external plugins may not take, with
+	// the plugin each is reserved for (see reserve.go).
+	reserved map[string]string
 	// unregistered counts the external connections that have not
 	// completed registration (see WithMaxPendingConnections).
 	unregistered int
@@ -106,7 +109,7 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Adaptation{
+	a := &Adaptation{
 		name:       runtimeName,
 		version:    runtimeVersion,
 		list:       list,
@@ -117,8 +120,11 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		ctx:        ctx,
 		cancel:     cancel,
 		admitting:  map[string]*plugin{},
+		reserved:   map[string]string{},
 		lastScopes: map[string]*filter.Filter{},
-	}, nil
+	}
+	a.reserveBuiltinNames()
+	return a, nil
 }
 
 // Start registers the builtin plugins, launches (or loads) the
@@ -144,6 +150,7 @@ func (a *Adaptation) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.reservePreinstalledNames(launch)
 	a.log.Info("starting NRI", "runtime", a.name, "version", a.version,
 		"builtin", len(a.cfg.builtins), "preinstalled", len(launch))
 

@@ -68,7 +68,13 @@
 // the registration timeout. A second external connection with the same
 // name and index replaces the first: the new one becomes active, the old
 // one finishes the events already queued for it, gets Shutdown and is
-// closed.
+// closed. The names (IDX-NAME) of builtin plugins and of the files of the
+// plugin directory are reserved for the Adaptation's lifetime (from New
+// and Start on): an external plugin registering under one is refused,
+// also while the plugin of that name is down or still loading, so that
+// it cannot take that name's configuration, administrator's policy and
+// required status. Those are keyed by the full name, so the same name
+// under another index is another plugin, not reserved.
 //
 // # Events and the ListFunc contract
 //
