@@ -58,9 +58,12 @@ type Adaptation struct {
 	// the plugin each is reserved for (see reserve.go).
 	reserved map[string]string
 	// unregistered counts the external connections that have not
-	// completed registration (see WithMaxPendingConnections).
-	unregistered int
-	listener     net.Listener
+	// completed registration (see WithMaxPendingConnections), and
+	// pendingByPeer those of each peer process, by PID (see
+	// WithMaxPendingConnectionsPerPeer).
+	unregistered  int
+	pendingByPeer map[int]int
+	listener      net.Listener
 	// lastScopes are the effective scopes required plugins last
 	// registered with, by full name (see missingRequiredLocked).
 	lastScopes map[string]*filter.Filter

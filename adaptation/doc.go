@@ -224,9 +224,10 @@
 //     (mux.DefaultReadQueueBytes, or one frame); a plugin's unanswered
 //     UpdateContainers are bounded in number ([WithMaxInFlightUpdates])
 //     and bytes, further ones are not read until one is answered;
-//     connections that have not registered are bounded
-//     ([WithMaxPendingConnections]), further ones are closed at once and
-//     logged; plugin names are at most api.MaxPluginNameLength bytes.
+//     connections that have not registered are bounded, in all and per
+//     peer process ([WithMaxPendingConnections],
+//     [WithMaxPendingConnectionsPerPeer]), further ones are closed at
+//     once and logged; plugin names are at most api.MaxPluginNameLength bytes.
 //   - An external plugin reconnecting while its previous connection is
 //     still registering waits for it (at most the registration timeout)
 //     instead of being refused.

@@ -34,6 +34,13 @@ func (a *Adaptation) ServeConn(ctx context.Context, conn net.Conn) error {
 // one (l and proc set). The process is terminated and reaped whenever
 // the connection is closed, whatever happens.
 func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKind, l *launchSpec, proc *process) error {
+	pid := 0
+	var peer *socketpair.Cred // an external plugin's, if known
+	if proc != nil {
+		pid = proc.pid()
+	} else if cred, err := socketpair.PeerCred(conn); err == nil {
+		pid, peer = cred.PID, &cred
+	}
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
@@ -43,21 +50,21 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		}
 		return ErrStopped
 	}
-	if kind == KindExternal && a.unregistered >= a.cfg.maxPendingConns {
-		a.mu.Unlock()
-		conn.Close()
-		a.log.Warn("refusing plugin connection: too many connections have not registered yet",
-			"limit", a.cfg.maxPendingConns)
-		return fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)", a.cfg.maxPendingConns)
+	if kind == KindExternal {
+		if r := a.admitConnLocked(peer); r != nil {
+			a.mu.Unlock()
+			conn.Close()
+			a.log.Warn(r.msg, r.args...)
+			return r.err
+		}
 	}
 	a.wg.Add(1)
 	// registered ends the connection's count as not registered yet.
 	registered := func() {}
 	if kind == KindExternal {
-		a.unregistered++
 		registered = sync.OnceFunc(func() {
 			a.mu.Lock()
-			a.unregistered--
+			a.leaveConnLocked(peer)
 			a.mu.Unlock()
 		})
 	}
@@ -65,12 +72,6 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	defer a.wg.Done()
 	defer registered()
 
-	pid := 0
-	if proc != nil {
-		pid = proc.pid()
-	} else if peer, err := socketpair.PeerPID(conn); err == nil {
-		pid = peer
-	}
 	s := &session{a: a, kind: kind, launch: l, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
 	var onClose func() error
 	if proc != nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // listen sets up the socket for external plugins and starts accepting
@@ -75,5 +77,56 @@ func (a *Adaptation) accept(l *net.UnixListener) {
 				a.log.Debug("external plugin not registered", "error", err)
 			}
 		})
+	}
+}
+
+// admitConnLocked counts a new external connection as not registered
+// yet, or refuses it, with the log line to write about it: when
+// [WithMaxPendingConnections] connections have not registered, or
+// [WithMaxPendingConnectionsPerPeer] of its peer process (peer, if known)
+// have not. The caller holds a.mu.
+func (a *Adaptation) admitConnLocked(peer *socketpair.Cred) *refusal {
+	if a.unregistered >= a.cfg.maxPendingConns {
+		return &refusal{
+			msg:  "refusing plugin connection: too many connections have not registered yet",
+			args: []any{"limit", a.cfg.maxPendingConns},
+			err: fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)",
+				a.cfg.maxPendingConns),
+		}
+	}
+	if peer != nil {
+		if n := a.pendingByPeer[peer.PID]; n >= a.cfg.maxPendingPerPeer {
+			return &refusal{
+				msg:  "refusing plugin connection: too many connections of its process have not registered yet",
+				args: []any{"limit", a.cfg.maxPendingPerPeer, "pid", peer.PID, "uid", peer.UID},
+				err: fmt.Errorf("adaptation: refusing plugin connection from pid %d (uid %d): %d of its connections have not registered yet (limit)",
+					peer.PID, peer.UID, n),
+			}
+		}
+		if a.pendingByPeer == nil {
+			a.pendingByPeer = map[int]int{}
+		}
+		a.pendingByPeer[peer.PID]++
+	}
+	a.unregistered++
+	return nil
+}
+
+// refusal is a connection admitConnLocked refused.
+type refusal struct {
+	msg  string // the log line
+	args []any  // its attributes
+	err  error  // what serveConn returns
+}
+
+// leaveConnLocked ends the count of a connection admitted by
+// admitConnLocked. The caller holds a.mu.
+func (a *Adaptation) leaveConnLocked(peer *socketpair.Cred) {
+	a.unregistered--
+	if peer == nil {
+		return
+	}
+	if a.pendingByPeer[peer.PID]--; a.pendingByPeer[peer.PID] <= 0 {
+		delete(a.pendingByPeer, peer.PID)
 	}
 }

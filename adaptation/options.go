@@ -44,6 +44,10 @@ const (
 	// completed registration at any one time; further connections are
 	// refused (closed at once, with a log line).
 	DefaultMaxPendingConnections = 32
+	// DefaultMaxPendingConnectionsPerPeer bounds the connections of one
+	// peer process (by SO_PEERCRED) that have not completed registration
+	// at any one time, so that one process cannot hold them all.
+	DefaultMaxPendingConnectionsPerPeer = 4
 	// DefaultMaxInFlightUpdates bounds the Runtime-service requests
 	// (UpdateContainers) one plugin has in flight: further requests are
 	// not read from its connection until one is answered.
@@ -113,6 +117,7 @@ type config struct {
 	syncBudget          time.Duration
 	syncWait            time.Duration // 0 until defaulted to requestTimeout
 	maxPendingConns     int
+	maxPendingPerPeer   int
 	maxInFlight         int
 	maxAnswerSize       int
 	terminationGrace    time.Duration
@@ -148,6 +153,7 @@ func defaultConfig() config {
 		syncTimeout:         DefaultSynchronizeTimeout,
 		syncBudget:          DefaultSynchronizeBudget,
 		maxPendingConns:     DefaultMaxPendingConnections,
+		maxPendingPerPeer:   DefaultMaxPendingConnectionsPerPeer,
 		maxInFlight:         DefaultMaxInFlightUpdates,
 		maxAnswerSize:       DefaultMaxAnswerSize,
 		terminationGrace:    DefaultTerminationGrace,
@@ -278,6 +284,26 @@ func WithMaxPendingConnections(n int) Option {
 			return fmt.Errorf("adaptation: maximum pending connections must be positive, got %d", n)
 		}
 		c.maxPendingConns = n
+		return nil
+	}
+}
+
+// WithMaxPendingConnectionsPerPeer bounds the connections of one peer
+// process that have not completed registration (default
+// [DefaultMaxPendingConnectionsPerPeer]); a connection beyond it is
+// closed at once and logged, so that one local client cannot hold every
+// slot of [WithMaxPendingConnections] and starve the registration of
+// other plugins. The peer is the process that connected, as the
+// socket's SO_PEERCRED reports it (its PID; a plugin registers over one
+// connection). A connection whose peer is not known (one handed to
+// [Adaptation.ServeConn] that is not a unix socket) counts against the
+// global bound only.
+func WithMaxPendingConnectionsPerPeer(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("adaptation: maximum pending connections per peer must be positive, got %d", n)
+		}
+		c.maxPendingPerPeer = n
 		return nil
 	}
 }
