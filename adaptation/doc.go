@@ -28,8 +28,10 @@
 //     disconnects it is terminated (SIGTERM, then SIGKILL after
 //     [WithTerminationGrace]) and reaped; [WithRestartLaunched] restarts it.
 //   - External plugins connect to the socket ([WithSocketPath]; directory
-//     created with mode 0700, stale socket removed, socket mode 0600), or
-//     are handed over with [Adaptation.ServeConn].
+//     created with mode 0700, or checked: owned by the runtime's user,
+//     not writable by others; stale socket removed; socket mode 0600 from
+//     the moment it appears, see [WithSocketPath]), or are handed over
+//     with [Adaptation.ServeConn].
 //   - Builtin plugins ([WithBuiltinPlugin], [WithDefaultValidator]) are
 //     in-process api.PluginService values.
 //   - WASM plugins ([KindWASM]) are files of the plugin directory named

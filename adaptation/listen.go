@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/sockfile"
 )
 
 // listen sets up the socket for external plugins and starts accepting
-// connections: the socket's directory is created (mode 0700) if absent, a
+// connections: the socket's directory is created (mode 0700) if absent,
+// else checked (owned by this process's user, not writable by others), a
 // stale socket is removed (a live one, with a runtime answering, is an
-// error), and the socket is made accessible to its owner only (0600).
+// error), and the socket appears at its path with mode 0600, never
+// reachable by other users (see sockfile).
 func (a *Adaptation) listen() error {
 	path := a.cfg.socketPath
 	dir := filepath.Dir(path)
@@ -23,6 +26,9 @@ func (a *Adaptation) listen() error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("adaptation: creating socket directory: %w", err)
 		}
+	}
+	if err := sockfile.CheckDir(dir); err != nil {
+		return fmt.Errorf("adaptation: %w", err)
 	}
 	if info, err := os.Lstat(path); err == nil {
 		if info.Mode()&fs.ModeSocket == 0 {
@@ -37,13 +43,9 @@ func (a *Adaptation) listen() error {
 		}
 		a.log.Info("removed stale socket", "path", path)
 	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	l, err := sockfile.Listen(path, a.cfg.afterBind)
 	if err != nil {
 		return fmt.Errorf("adaptation: listening for plugins: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
-		return fmt.Errorf("adaptation: restricting socket permissions: %w", err)
 	}
 	a.mu.Lock()
 	if a.stopped {
@@ -59,7 +61,7 @@ func (a *Adaptation) listen() error {
 }
 
 // accept serves the listener until it is closed.
-func (a *Adaptation) accept(l *net.UnixListener) {
+func (a *Adaptation) accept(l net.Listener) {
 	for {
 		conn, err := l.Accept()
 		if err != nil {

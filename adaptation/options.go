@@ -139,6 +139,9 @@ type config struct {
 	// WASM plugins (see wasm.go).
 	wasmCacheDir    string
 	wasmMemoryPages uint32 // 0: wasmhost's default
+	// afterBind, if set, is called with the path the socket was bound
+	// to, at once (tests).
+	afterBind func(path string)
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 }
@@ -187,7 +190,13 @@ func WithConfigDir(path string) Option {
 }
 
 // WithSocketPath sets the unix socket on which external plugins connect
-// (default api.DefaultSocketPath).
+// (default api.DefaultSocketPath). Its directory is created (mode 0700)
+// if absent; an existing one must be owned by the runtime's effective
+// user and not writable by its group or others, else Start fails. The
+// socket is bound in a private directory made next to it, given mode
+// 0600 and renamed into place, so that no other user can connect at any
+// moment; that private path, the directory's plus at most 18 bytes,
+// must fit the 107 bytes of a unix socket path too.
 func WithSocketPath(path string) Option {
 	return func(c *config) error {
 		if path == "" {
