@@ -38,8 +38,12 @@ type Adaptation struct {
 	list          ListFunc
 	update        UpdateFunc
 	cfg           config
-	log           *slog.Logger
+	log           *slog.Logger // the runtime's, its strings bounded (logbound.go)
 	metrics       *metrics
+	// connLog logs about external connections that have not registered,
+	// within connLogs's budget.
+	connLog  *slog.Logger
+	connLogs *logBudget
 
 	// ctx is cancelled by Stop; it bounds every background activity.
 	ctx    context.Context
@@ -118,7 +122,7 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		list:       list,
 		update:     update,
 		cfg:        cfg,
-		log:        cfg.logger,
+		log:        slog.New(boundedHandler{h: cfg.logger.Handler()}),
 		metrics:    m,
 		ctx:        ctx,
 		cancel:     cancel,
@@ -126,6 +130,8 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		reserved:   map[string]string{},
 		lastScopes: map[string]*filter.Filter{},
 	}
+	a.connLogs = a.newLogBudget(a.log.With("source", "plugin connections"))
+	a.connLog = a.connLogs.logger(a.log.Handler())
 	a.reserveBuiltinNames()
 	return a, nil
 }
@@ -238,6 +244,7 @@ func (a *Adaptation) Stop(ctx context.Context) error {
 	err := ctx.Err()
 	a.cancel()
 	a.wg.Wait()
+	a.connLogs.flush()
 	if cerr := a.wasm.close(context.WithoutCancel(ctx)); cerr != nil {
 		a.log.Warn("closing the WASM compilation cache", "error", cerr)
 	}

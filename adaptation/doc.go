@@ -24,7 +24,8 @@
 //     NRI_PLUGIN_SOCKET=3 added to the runtime's environment. Its
 //     configuration is <configdir>/IDX-NAME.conf, else
 //     <configdir>/NAME.conf ([WithConfigDir]). Its stdout and stderr are
-//     logged line by line with the attribute plugin=IDX-NAME. When it
+//     logged line by line with the attribute plugin=IDX-NAME (bounded, see
+//     Limits below). When it
 //     disconnects it is terminated (SIGTERM, then SIGKILL after
 //     [WithTerminationGrace]) and reaped; [WithRestartLaunched] restarts it.
 //   - External plugins connect to the socket ([WithSocketPath]; directory
@@ -230,6 +231,13 @@
 //     peer process ([WithMaxPendingConnections],
 //     [WithMaxPendingConnectionsPerPeer]), further ones are closed at
 //     once and logged; plugin names are at most api.MaxPluginNameLength bytes.
+//   - Logs: each record's message and strings are cut to 8 KiB; the
+//     records a plugin causes (its output lines, its WASM module's
+//     messages, the runtime's records about its requests) and those
+//     about connections that have not registered are let through at
+//     [WithPluginLogLimit]'s rate and burst, the others counted in a
+//     summary record; a request or answer naming many objects to refuse
+//     or ignore is one record with the count and the first few IDs.
 //   - An external plugin reconnecting while its previous connection is
 //     still registering waits for it (at most the registration timeout)
 //     instead of being refused.

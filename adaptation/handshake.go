@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		if r := a.admitConnLocked(peer); r != nil {
 			a.mu.Unlock()
 			conn.Close()
-			a.log.Warn(r.msg, r.args...)
+			a.connLog.Warn(r.msg, r.args...)
 			return r.err
 		}
 	}
@@ -85,7 +86,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 			proc.terminate()
 		}
 		err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
-		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		return err
 	}
 	err = s.await(ctx)
@@ -94,7 +95,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		if s.abandon() {
 			err = fmt.Errorf("%w (the plugin was admitted as %q, now dropped)", err, s.p.full)
 		}
-		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
 		if s.answered() {
 			// ttrpc's client may report "ttrpc: closed" instead of an
@@ -109,6 +110,16 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	ep.waitFlushed(answerGrace)
 	s.p.run()
 	return a.activate(ctx, s.p)
+}
+
+// registrationLog is the logger of the registration of a plugin of kind:
+// for an external one, the budget of the connections that have not
+// registered bounds its records (any local process can connect).
+func (a *Adaptation) registrationLog(kind PluginKind) *slog.Logger {
+	if kind == KindExternal {
+		return a.connLog
+	}
+	return a.log
 }
 
 // clipLength is how much of a string a peer chose clip keeps.
@@ -221,16 +232,17 @@ func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *Registrati
 	}
 	full = api.FullPluginName(idx, name)
 	config := ""
+	var logs *logBudget
 	if l := s.launch; l != nil {
 		if idx != l.idx || name != l.name {
 			return nil, registrationError(full, codes.InvalidArgument, nil,
 				"plugin %q registered as %q; a pre-installed plugin must use the name and index it was started with", l.full, full)
 		}
-		config = l.config
+		config, logs = l.config, l.logs
 	}
-	s.a.log.Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
+	s.a.registrationLog(s.kind).Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
 		"nri_version", clip(req.GetNRIVersion()))
-	return s.a.register(s.ep, s.kind, idx, name, s.pid, config)
+	return s.a.register(s.ep, s.kind, idx, name, s.pid, config, logs)
 }
 
 // UpdateContainers relays a plugin's unsolicited updates to the runtime,
@@ -257,10 +269,9 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 	defer p.updates.Unlock()
 	ctx, cancel := p.a.detach(ctx)
 	defer cancel()
-	p.a.log.Info("plugin requested container updates", "plugin", p.full,
-		"updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
+	p.log.Info("plugin requested container updates", "updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
 	if serr := p.refusedEviction(req.GetEvict()); serr != nil {
-		p.a.log.Warn("refusing plugin's container updates", "plugin", p.full, "error", serr)
+		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
 	}
 	updates, refused := p.splitUpdates(req.GetUpdate())
@@ -276,9 +287,9 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 }
 
 // register admits and configures a plugin that announced itself as
-// idx-name over ep.
-func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string) (*plugin, *RegistrationError) {
-	p := newPlugin(a, kind, idx, name, ep, pid)
+// idx-name over ep; its log records are within logs (nil: a new budget).
+func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string, logs *logBudget) (*plugin, *RegistrationError) {
+	p := newPlugin(a, kind, idx, name, ep, pid, logs)
 	if rerr := a.admit(p); rerr != nil {
 		return nil, rerr
 	}
@@ -341,7 +352,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
 	}
-	own, err := compileScope(rsp.GetScope(), filter.WithLogger(a.log.With("plugin", p.full)))
+	own, err := compileScope(rsp.GetScope(), filter.WithLogger(p.log))
 	if err != nil {
 		return registrationError(p.full, codes.InvalidArgument, err,
 			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))
@@ -376,7 +387,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 // startBuiltin registers and synchronizes a builtin plugin.
 func (a *Adaptation) startBuiltin(ctx context.Context, b builtinSpec) error {
 	ep := newBuiltinEndpoint(b.svc)
-	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "")
+	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "", nil)
 	if rerr != nil {
 		ep.Close()
 		return rerr

@@ -76,7 +76,7 @@ func (a *Adaptation) accept(l net.Listener) {
 		}
 		a.goOwned(func() {
 			if err := a.ServeConn(a.ctx, conn); err != nil {
-				a.log.Debug("external plugin not registered", "error", err)
+				a.connLog.Debug("external plugin not registered", "error", err)
 			}
 		})
 	}

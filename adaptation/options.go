@@ -120,6 +120,8 @@ type config struct {
 	maxPendingPerPeer   int
 	maxInFlight         int
 	maxAnswerSize       int
+	logRate             float64 // see WithPluginLogLimit
+	logBurst            int
 	terminationGrace    time.Duration
 	builtins            []builtinSpec
 	logger              *slog.Logger
@@ -159,6 +161,8 @@ func defaultConfig() config {
 		maxPendingPerPeer:   DefaultMaxPendingConnectionsPerPeer,
 		maxInFlight:         DefaultMaxInFlightUpdates,
 		maxAnswerSize:       DefaultMaxAnswerSize,
+		logRate:             DefaultPluginLogRate,
+		logBurst:            DefaultPluginLogBurst,
 		terminationGrace:    DefaultTerminationGrace,
 		logger:              slog.New(slog.DiscardHandler),
 		supported:           api.AllEvents,

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,10 @@ type plugin struct {
 	kind      PluginKind
 	ep        endpoint
 	pid       int
+	// log is for the records the plugin causes, within its budget logs
+	// (logbound.go), with plugin=IDX-NAME.
+	log  *slog.Logger
+	logs *logBudget
 
 	// Set while the plugin is configured, read-only afterwards.
 	events   api.EventMask
@@ -104,11 +109,17 @@ type plugin struct {
 	state PluginState
 }
 
-func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int) *plugin {
+// newPlugin returns a plugin whose log records are within logs (a new
+// budget if nil).
+func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int, logs *logBudget) *plugin {
 	full := api.FullPluginName(idx, name)
 	ov := a.cfg.overrides[full]
+	if logs == nil {
+		logs = a.pluginLogBudget(full)
+	}
 	return &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
+		log: logs.logger(a.log.Handler()).With("plugin", full), logs: logs,
 		required:   ov.Required,
 		timeout:    a.cfg.requestTimeout,
 		track:      newTracker(nil),
@@ -248,6 +259,8 @@ func (p *plugin) disconnect(reason string) {
 			if err := p.ep.Close(); err != nil {
 				p.a.log.Warn("closing plugin", "plugin", p.full, "error", err)
 			}
+			// Its output, if any, is drained: say what was not logged.
+			p.logs.flush()
 		})
 	})
 }

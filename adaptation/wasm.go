@@ -123,7 +123,7 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 	defer cancel()
 	mod, err := wasmhost.Load(ctx, l.path, wasmhost.Options{
 		Name:             l.full,
-		Logger:           a.log,
+		Logger:           l.logs.logger(a.log.Handler()),
 		Cache:            cache,
 		MemoryLimitPages: a.cfg.wasmMemoryPages,
 		Reinit:           ep.reinit,
@@ -141,7 +141,7 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 		return nil, err
 	}
 	ep.mod, ep.Client = mod, wasmhost.NewClient(mod)
-	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config)
+	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config, l.logs)
 	if rerr != nil {
 		ep.Close()
 		return nil, rerr
