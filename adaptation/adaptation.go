@@ -44,6 +44,10 @@ type Adaptation struct {
 	// within connLogs's budget.
 	connLog  *slog.Logger
 	connLogs *logBudget
+	// extLogs are the log budgets of external plugins, by full name, and
+	// extLogsOthers the one of the names beyond them (guarded by mu).
+	extLogs       map[string]*logBudget
+	extLogsOthers *logBudget
 
 	// ctx is cancelled by Stop; it bounds every background activity.
 	ctx    context.Context

@@ -293,6 +293,9 @@ func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pi
 	if rerr := a.admit(p); rerr != nil {
 		return nil, rerr
 	}
+	if kind == KindExternal {
+		p.setLogs(a.externalLogBudget(p.full))
+	}
 	if rerr := a.configure(p, config); rerr != nil {
 		a.unadmit(p)
 		return nil, rerr

@@ -48,8 +48,10 @@ const (
 // WithPluginLogLimit sets the rate (records per second) and burst of log
 // records each plugin may cause: its output lines (a launched plugin's
 // stdout and stderr, a WASM plugin's stdout, stderr and env.log), and the
-// runtime's records about its requests. The records about connections
-// that have not registered yet share one such budget. Records beyond it
+// runtime's records about its requests. A pre-installed plugin keeps its
+// budget across restarts, an external plugin across registrations under
+// its name; the records about connections that have not registered yet
+// share one such budget. Records beyond it
 // are not logged; a summary record ("log records suppressed", with their
 // count) says how many, before the next record that passes and when the
 // plugin is gone. Defaults: [DefaultPluginLogRate],
@@ -86,6 +88,34 @@ func (a *Adaptation) newLogBudget(out *slog.Logger) *logBudget {
 // pluginLogBudget returns a budget for the plugin full.
 func (a *Adaptation) pluginLogBudget(full string) *logBudget {
 	return a.newLogBudget(a.log.With("plugin", full))
+}
+
+// maxExternalLogBudgets bounds the names whose budgets are kept for
+// external plugins (see externalLogBudget).
+const maxExternalLogBudgets = 256
+
+// externalLogBudget returns the budget of the external plugin full: the
+// same one each time a plugin of that name registers, so that
+// reconnecting does not refill it. Past maxExternalLogBudgets names,
+// further names share one budget.
+func (a *Adaptation) externalLogBudget(full string) *logBudget {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b := a.extLogs[full]; b != nil {
+		return b
+	}
+	if len(a.extLogs) < maxExternalLogBudgets {
+		if a.extLogs == nil {
+			a.extLogs = map[string]*logBudget{}
+		}
+		b := a.pluginLogBudget(full)
+		a.extLogs[full] = b
+		return b
+	}
+	if a.extLogsOthers == nil {
+		a.extLogsOthers = a.newLogBudget(a.log.With("source", "other external plugins"))
+	}
+	return a.extLogsOthers
 }
 
 // allow takes a token for a record; if there is none it counts the

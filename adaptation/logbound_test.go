@@ -353,3 +353,46 @@ func TestWASMPluginLogsLimited(t *testing.T) {
 		t.Errorf("%d records of output and %d suppressed, want at least the 9 lines printed", len(output), n)
 	}
 }
+
+// TestExternalLogBudgets: an external plugin keeps its log budget across
+// registrations, so reconnecting does not refill it; names beyond the
+// bound share one budget.
+func TestExternalLogBudgets(t *testing.T) {
+	st := runtimetest.NewStore()
+	logs := newLogSink(t)
+	a, err := New("test-runtime", "v1", st.List, st.Update, WithPluginDir(""), WithDisabledExternalConnections(),
+		WithLogger(logs.logger()), WithPluginLogLimit(0.001, 1))
+	must(t, err)
+	must(t, a.Start(ctxT(t)))
+	stopAtCleanup(t, a, logs)
+	for i := range 2 {
+		served := connectInProcess(t, a, &inScopeOnly{}, stub.WithPluginName("ext"), stub.WithPluginIdx("20"))
+		waitState(t, a, "20-ext", StateActive)
+		a.mu.Lock()
+		p := a.findLocked("20-ext")
+		a.mu.Unlock()
+		p.log.Info("request record", "round", i)
+		p.disconnect("test")
+		if err := <-served; err != nil {
+			t.Fatalf("ServeConn: %v", err)
+		}
+		waitFor(t, "the plugin gone", func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.findLocked("20-ext") == nil
+		})
+	}
+	if n := len(logs.find(func(r logRecord) bool { return r.msg == "request record" })); n != 1 {
+		t.Errorf("%d records with a burst of 1 over two registrations, want 1", n)
+	}
+	first := a.externalLogBudget("20-ext")
+	for i := range maxExternalLogBudgets {
+		a.externalLogBudget(fmt.Sprintf("30-n%d", i))
+	}
+	if a.externalLogBudget("20-ext") != first {
+		t.Error("a known name got another budget")
+	}
+	if x, y := a.externalLogBudget("40-x"), a.externalLogBudget("40-y"); x != y || x == first {
+		t.Error("names beyond the bound do not share one budget")
+	}
+}

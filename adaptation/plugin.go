@@ -117,9 +117,8 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 	if logs == nil {
 		logs = a.pluginLogBudget(full)
 	}
-	return &plugin{
+	p := &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
-		log: logs.logger(a.log.Handler()).With("plugin", full), logs: logs,
 		required:   ov.Required,
 		timeout:    a.cfg.requestTimeout,
 		track:      newTracker(nil),
@@ -129,6 +128,14 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 		unadmitted: make(chan struct{}),
 		state:      StateRegistering,
 	}
+	p.setLogs(logs)
+	return p
+}
+
+// setLogs makes logs the plugin's log budget; it is called before the
+// plugin is configured.
+func (p *plugin) setLogs(logs *logBudget) {
+	p.log, p.logs = logs.logger(p.a.log.Handler()).With("plugin", p.full), logs
 }
 
 // comparePlugins orders plugins for invocation: by index, then name.
