@@ -38,8 +38,16 @@ type Adaptation struct {
 	list          ListFunc
 	update        UpdateFunc
 	cfg           config
-	log           *slog.Logger
+	log           *slog.Logger // the runtime's, its strings bounded (logbound.go)
 	metrics       *metrics
+	// connLog logs about external connections that have not registered,
+	// within connLogs's budget.
+	connLog  *slog.Logger
+	connLogs *logBudget
+	// extLogs are the log budgets of external plugins, by full name, and
+	// extLogsOthers the one of the names beyond them (guarded by mu).
+	extLogs       map[string]*logBudget
+	extLogsOthers *logBudget
 
 	// ctx is cancelled by Stop; it bounds every background activity.
 	ctx    context.Context
@@ -54,10 +62,16 @@ type Adaptation struct {
 	stopped   bool
 	plugins   []*plugin          // synchronizing and active, in invocation order
 	admitting map[string]*plugin // registration in progress, by full name
+	// reserved are the full names external plugins may not take, with
+	// the plugin each is reserved for (see reserve.go).
+	reserved map[string]string
 	// unregistered counts the external connections that have not
-	// completed registration (see WithMaxPendingConnections).
-	unregistered int
-	listener     net.Listener
+	// completed registration (see WithMaxPendingConnections), and
+	// pendingByPeer those of each peer process, by PID (see
+	// WithMaxPendingConnectionsPerPeer).
+	unregistered  int
+	pendingByPeer map[int]int
+	listener      net.Listener
 	// lastScopes are the effective scopes required plugins last
 	// registered with, by full name (see missingRequiredLocked).
 	lastScopes map[string]*filter.Filter
@@ -106,19 +120,24 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Adaptation{
+	a := &Adaptation{
 		name:       runtimeName,
 		version:    runtimeVersion,
 		list:       list,
 		update:     update,
 		cfg:        cfg,
-		log:        cfg.logger,
+		log:        slog.New(boundedHandler{h: cfg.logger.Handler()}),
 		metrics:    m,
 		ctx:        ctx,
 		cancel:     cancel,
 		admitting:  map[string]*plugin{},
+		reserved:   map[string]string{},
 		lastScopes: map[string]*filter.Filter{},
-	}, nil
+	}
+	a.connLogs = a.newLogBudget(a.log.With("source", "plugin connections"))
+	a.connLog = a.connLogs.logger(a.log.Handler())
+	a.reserveBuiltinNames()
+	return a, nil
 }
 
 // Start registers the builtin plugins, launches (or loads) the
@@ -144,6 +163,7 @@ func (a *Adaptation) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.reservePreinstalledNames(launch)
 	a.log.Info("starting NRI", "runtime", a.name, "version", a.version,
 		"builtin", len(a.cfg.builtins), "preinstalled", len(launch))
 
@@ -228,6 +248,7 @@ func (a *Adaptation) Stop(ctx context.Context) error {
 	err := ctx.Err()
 	a.cancel()
 	a.wg.Wait()
+	a.connLogs.flush()
 	if cerr := a.wasm.close(context.WithoutCancel(ctx)); cerr != nil {
 		a.log.Warn("closing the WASM compilation cache", "error", cerr)
 	}

@@ -24,7 +24,8 @@
 //     NRI_PLUGIN_SOCKET=3 added to the runtime's environment. Its
 //     configuration is <configdir>/IDX-NAME.conf, else
 //     <configdir>/NAME.conf ([WithConfigDir]). Its stdout and stderr are
-//     logged line by line with the attribute plugin=IDX-NAME. When it
+//     logged line by line with the attribute plugin=IDX-NAME (bounded, see
+//     Limits below). When it
 //     disconnects it is terminated (SIGTERM, then SIGKILL after
 //     [WithTerminationGrace]) and reaped; [WithRestartLaunched] restarts it.
 //     The runtime takes code and configuration only from files no other
@@ -39,8 +40,10 @@
 //     cap ([WithMaxPluginConfigSize], 1 MiB), as is a module
 //     ([WithMaxWASMModuleSize], 64 MiB).
 //   - External plugins connect to the socket ([WithSocketPath]; directory
-//     created with mode 0700, stale socket removed, socket mode 0600), or
-//     are handed over with [Adaptation.ServeConn].
+//     created with mode 0700, or checked: owned by the runtime's user,
+//     not writable by others; stale socket removed; socket mode 0600 from
+//     the moment it appears, see [WithSocketPath]), or are handed over
+//     with [Adaptation.ServeConn].
 //   - Builtin plugins ([WithBuiltinPlugin], [WithDefaultValidator]) are
 //     in-process api.PluginService values.
 //   - WASM plugins ([KindWASM]) are files of the plugin directory named
@@ -81,7 +84,13 @@
 // the registration timeout. A second external connection with the same
 // name and index replaces the first: the new one becomes active, the old
 // one finishes the events already queued for it, gets Shutdown and is
-// closed.
+// closed. The names (IDX-NAME) of builtin plugins and of the files of the
+// plugin directory are reserved for the Adaptation's lifetime (from New
+// and Start on): an external plugin registering under one is refused,
+// also while the plugin of that name is down or still loading, so that
+// it cannot take that name's configuration, administrator's policy and
+// required status. Those are keyed by the full name, so the same name
+// under another index is another plugin, not reserved.
 //
 // # Events and the ListFunc contract
 //
@@ -231,9 +240,17 @@
 //     (mux.DefaultReadQueueBytes, or one frame); a plugin's unanswered
 //     UpdateContainers are bounded in number ([WithMaxInFlightUpdates])
 //     and bytes, further ones are not read until one is answered;
-//     connections that have not registered are bounded
-//     ([WithMaxPendingConnections]), further ones are closed at once and
-//     logged; plugin names are at most api.MaxPluginNameLength bytes.
+//     connections that have not registered are bounded, in all and per
+//     peer process ([WithMaxPendingConnections],
+//     [WithMaxPendingConnectionsPerPeer]), further ones are closed at
+//     once and logged; plugin names are at most api.MaxPluginNameLength bytes.
+//   - Logs: each record's message and strings are cut to 8 KiB; the
+//     records a plugin causes (its output lines, its WASM module's
+//     messages, the runtime's records about its requests) and those
+//     about connections that have not registered are let through at
+//     [WithPluginLogLimit]'s rate and burst, the others counted in a
+//     summary record; a request or answer naming many objects to refuse
+//     or ignore is one record with the count and the first few IDs.
 //   - An external plugin reconnecting while its previous connection is
 //     still registering waits for it (at most the registration timeout)
 //     instead of being refused.

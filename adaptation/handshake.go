@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -35,6 +36,13 @@ func (a *Adaptation) ServeConn(ctx context.Context, conn net.Conn) error {
 // one (l and proc set). The process is terminated and reaped whenever
 // the connection is closed, whatever happens.
 func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKind, l *launchSpec, proc *process) error {
+	pid := 0
+	var peer *socketpair.Cred // an external plugin's, if known
+	if proc != nil {
+		pid = proc.pid()
+	} else if cred, err := socketpair.PeerCred(conn); err == nil {
+		pid, peer = cred.PID, &cred
+	}
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
@@ -44,21 +52,21 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		}
 		return ErrStopped
 	}
-	if kind == KindExternal && a.unregistered >= a.cfg.maxPendingConns {
-		a.mu.Unlock()
-		conn.Close()
-		a.log.Warn("refusing plugin connection: too many connections have not registered yet",
-			"limit", a.cfg.maxPendingConns)
-		return fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)", a.cfg.maxPendingConns)
+	if kind == KindExternal {
+		if r := a.admitConnLocked(peer); r != nil {
+			a.mu.Unlock()
+			conn.Close()
+			a.connLog.Warn(r.msg, r.args...)
+			return r.err
+		}
 	}
 	a.wg.Add(1)
 	// registered ends the connection's count as not registered yet.
 	registered := func() {}
 	if kind == KindExternal {
-		a.unregistered++
 		registered = sync.OnceFunc(func() {
 			a.mu.Lock()
-			a.unregistered--
+			a.leaveConnLocked(peer)
 			a.mu.Unlock()
 		})
 	}
@@ -66,12 +74,6 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	defer a.wg.Done()
 	defer registered()
 
-	pid := 0
-	if proc != nil {
-		pid = proc.pid()
-	} else if peer, err := socketpair.PeerPID(conn); err == nil {
-		pid = peer
-	}
 	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
 	var onClose func() error
 	if proc != nil {
@@ -85,7 +87,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 			proc.terminate()
 		}
 		err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
-		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		return err
 	}
 	err = s.await(ctx)
@@ -94,7 +96,7 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 		if s.abandon() {
 			err = fmt.Errorf("%w (the plugin was admitted as %q, now dropped)", err, s.p.full)
 		}
-		a.log.Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
+		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		ep.waitFlushed(answerGrace)
 		if s.answered() {
 			// ttrpc's client may report "ttrpc: closed" instead of an
@@ -109,6 +111,16 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	ep.waitFlushed(answerGrace)
 	s.p.run()
 	return a.activate(ctx, s.p)
+}
+
+// registrationLog is the logger of the registration of a plugin of kind:
+// for an external one, the budget of the connections that have not
+// registered bounds its records (any local process can connect).
+func (a *Adaptation) registrationLog(kind PluginKind) *slog.Logger {
+	if kind == KindExternal {
+		return a.connLog
+	}
+	return a.log
 }
 
 // clipLength is how much of a string a peer chose clip keeps.
@@ -263,16 +275,17 @@ func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *Registrati
 	}
 	full = api.FullPluginName(idx, name)
 	config := ""
+	var logs *logBudget
 	if l := s.launch; l != nil {
 		if idx != l.idx || name != l.name {
 			return nil, registrationError(full, codes.InvalidArgument, nil,
 				"plugin %q registered as %q; a pre-installed plugin must use the name and index it was started with", l.full, full)
 		}
-		config = l.config
+		config, logs = l.config, l.logs
 	}
-	s.a.log.Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
+	s.a.registrationLog(s.kind).Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
 		"nri_version", clip(req.GetNRIVersion()))
-	return s.a.register(s.ep, s.kind, idx, name, s.pid, config)
+	return s.a.register(s.ep, s.kind, idx, name, s.pid, config, logs)
 }
 
 // UpdateContainers relays a plugin's unsolicited updates to the runtime,
@@ -299,10 +312,9 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 	defer p.updates.Unlock()
 	ctx, cancel := p.a.detach(ctx)
 	defer cancel()
-	p.a.log.Info("plugin requested container updates", "plugin", p.full,
-		"updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
+	p.log.Info("plugin requested container updates", "updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
 	if serr := p.refusedEviction(req.GetEvict()); serr != nil {
-		p.a.log.Warn("refusing plugin's container updates", "plugin", p.full, "error", serr)
+		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
 	}
 	updates, refused := p.splitUpdates(req.GetUpdate())
@@ -318,11 +330,14 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 }
 
 // register admits and configures a plugin that announced itself as
-// idx-name over ep.
-func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string) (*plugin, *RegistrationError) {
-	p := newPlugin(a, kind, idx, name, ep, pid)
+// idx-name over ep; its log records are within logs (nil: a new budget).
+func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string, logs *logBudget) (*plugin, *RegistrationError) {
+	p := newPlugin(a, kind, idx, name, ep, pid, logs)
 	if rerr := a.admit(p); rerr != nil {
 		return nil, rerr
+	}
+	if kind == KindExternal {
+		p.setLogs(a.externalLogBudget(p.full))
 	}
 	if rerr := a.configure(p, config); rerr != nil {
 		a.unadmit(p)
@@ -383,7 +398,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
 	}
-	own, err := compileScope(rsp.GetScope(), filter.WithLogger(a.log.With("plugin", p.full)))
+	own, err := compileScope(rsp.GetScope(), filter.WithLogger(p.log))
 	if err != nil {
 		return registrationError(p.full, codes.InvalidArgument, err,
 			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))
@@ -418,7 +433,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 // startBuiltin registers and synchronizes a builtin plugin.
 func (a *Adaptation) startBuiltin(ctx context.Context, b builtinSpec) error {
 	ep := newBuiltinEndpoint(b.svc)
-	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "")
+	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "", nil)
 	if rerr != nil {
 		ep.Close()
 		return rerr

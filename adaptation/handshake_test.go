@@ -53,7 +53,7 @@ func TestRegistrationErrors(t *testing.T) {
 		{"configure timeout", []string{"-name", "x", "-idx", "20", "-behave", "configure-hang"}, "DeadlineExceeded",
 			`plugin "20-x" did not answer Configure within 500ms`},
 		{"duplicate of pre-installed", []string{"-name", "good", "-idx", "10"}, "AlreadyExists",
-			`plugin "10-good" is already registered (pre-installed); only external plugins can be replaced`},
+			`plugin name "10-good" is reserved for the pre-installed plugin ` + filepath.Join(rt.dir, "10-good")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			label := "ext-" + strings.ReplaceAll(tc.name, " ", "-")

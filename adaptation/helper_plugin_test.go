@@ -10,6 +10,7 @@ package adaptation
 // read for external ones.
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -59,6 +60,7 @@ type pluginFlags struct {
 	delayOn           string
 	syncDelay         time.Duration
 	flood             int
+	spam              int
 	quiet             bool
 	env               string
 }
@@ -74,6 +76,7 @@ func (f *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.delayOn, "delay-on", "", "event names (comma-separated) delayed by -delay")
 	fs.DurationVar(&f.syncDelay, "sync-delay", 0, "delay before answering the last Synchronize part")
 	fs.IntVar(&f.flood, "flood", 0, "unsolicited UpdateContainers calls to send after registering")
+	fs.IntVar(&f.spam, "spam", 0, "lines to print on stdout after registering, then a 1 MiB one, then exit")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not report events (benchmarks)")
 	fs.StringVar(&f.env, "env", "", "KEY=VALUE to add to created containers")
 }
@@ -187,7 +190,21 @@ func runStubPlugin(args []string) error {
 	if r.flood > 0 {
 		go r.floodUpdates(ctx)
 	}
+	if r.spam > 0 {
+		spam(r.spam)
+		return nil
+	}
 	return st.Wait()
+}
+
+// spam prints n lines "SPAM i" and a 1 MiB line on stdout.
+func spam(n int) {
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for i := range n {
+		fmt.Fprintf(w, "SPAM %d\n", i)
+	}
+	fmt.Fprintf(w, "SPAM long %s\n", strings.Repeat("x", 1<<20))
+	w.Flush()
 }
 
 func (r *recorder) floodUpdates(ctx context.Context) {

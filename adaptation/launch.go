@@ -27,6 +27,9 @@ type launchSpec struct {
 	config          string
 	// wasm is set for a WebAssembly module, loaded in-process.
 	wasm bool
+	// logs is the budget of the plugin's log records, for all its runs
+	// (set by supervise).
+	logs *logBudget
 }
 
 // discover lists the pre-installed plugins: files named IDX-NAME in the
@@ -150,6 +153,7 @@ func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 	if rb != nil {
 		backoff = rb.Initial
 	}
+	l.logs = a.pluginLogBudget(l.full)
 	for {
 		started := time.Now()
 		gone, err := a.runPreinstalled(l)
@@ -218,16 +222,18 @@ type process struct {
 	proc   *pluginproc.Process
 	reaped chan struct{} // closed once terminate finished
 	once   sync.Once
+	logs   *logBudget // of its output
 }
 
 // launch starts the plugin with one end of a socket pair as fd 3 and its
 // output logged line by line.
 func (a *Adaptation) launch(l launchSpec) (*process, net.Conn, error) {
-	p := &process{a: a, full: l.full, reaped: make(chan struct{})}
+	p := &process{a: a, full: l.full, logs: l.logs, reaped: make(chan struct{})}
+	output := l.logs.logger(a.log.Handler())
 	proc, conn, err := pluginproc.Start(pluginproc.Spec{
 		Path: l.path, Args: l.args, Name: l.name, Idx: l.idx, Env: a.cfg.env,
 		Lines: func(stream string, line []byte) {
-			a.log.Log(a.ctx, outputLevel(stream, line), string(line), "plugin", l.full, "stream", stream)
+			output.Log(a.ctx, outputLevel(stream, line), string(line), "plugin", l.full, "stream", stream)
 		},
 		OutputGrace: a.cfg.terminationGrace,
 		OnExit: func(pid int, err error) {
@@ -287,6 +293,7 @@ func (p *process) terminate() error {
 	p.once.Do(func() {
 		grace := p.a.cfg.terminationGrace
 		p.proc.Stop(grace, grace)
+		p.logs.flush() // its output is drained
 		close(p.reaped)
 	})
 	return nil

@@ -8,12 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/sockfile"
 )
 
 // listen sets up the socket for external plugins and starts accepting
-// connections: the socket's directory is created (mode 0700) if absent, a
+// connections: the socket's directory is created (mode 0700) if absent,
+// else checked (owned by this process's user, not writable by others), a
 // stale socket is removed (a live one, with a runtime answering, is an
-// error), and the socket is made accessible to its owner only (0600).
+// error), and the socket appears at its path with mode 0600, never
+// reachable by other users (see sockfile).
 func (a *Adaptation) listen() error {
 	path := a.cfg.socketPath
 	dir := filepath.Dir(path)
@@ -21,6 +26,9 @@ func (a *Adaptation) listen() error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("adaptation: creating socket directory: %w", err)
 		}
+	}
+	if err := sockfile.CheckDir(dir); err != nil {
+		return fmt.Errorf("adaptation: %w", err)
 	}
 	if info, err := os.Lstat(path); err == nil {
 		if info.Mode()&fs.ModeSocket == 0 {
@@ -35,13 +43,9 @@ func (a *Adaptation) listen() error {
 		}
 		a.log.Info("removed stale socket", "path", path)
 	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	l, err := sockfile.Listen(path, a.cfg.afterBind)
 	if err != nil {
 		return fmt.Errorf("adaptation: listening for plugins: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
-		return fmt.Errorf("adaptation: restricting socket permissions: %w", err)
 	}
 	a.mu.Lock()
 	if a.stopped {
@@ -57,7 +61,7 @@ func (a *Adaptation) listen() error {
 }
 
 // accept serves the listener until it is closed.
-func (a *Adaptation) accept(l *net.UnixListener) {
+func (a *Adaptation) accept(l net.Listener) {
 	for {
 		conn, err := l.Accept()
 		if err != nil {
@@ -72,8 +76,59 @@ func (a *Adaptation) accept(l *net.UnixListener) {
 		}
 		a.goOwned(func() {
 			if err := a.ServeConn(a.ctx, conn); err != nil {
-				a.log.Debug("external plugin not registered", "error", err)
+				a.connLog.Debug("external plugin not registered", "error", err)
 			}
 		})
+	}
+}
+
+// admitConnLocked counts a new external connection as not registered
+// yet, or refuses it, with the log line to write about it: when
+// [WithMaxPendingConnections] connections have not registered, or
+// [WithMaxPendingConnectionsPerPeer] of its peer process (peer, if known)
+// have not. The caller holds a.mu.
+func (a *Adaptation) admitConnLocked(peer *socketpair.Cred) *refusal {
+	if a.unregistered >= a.cfg.maxPendingConns {
+		return &refusal{
+			msg:  "refusing plugin connection: too many connections have not registered yet",
+			args: []any{"limit", a.cfg.maxPendingConns},
+			err: fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)",
+				a.cfg.maxPendingConns),
+		}
+	}
+	if peer != nil {
+		if n := a.pendingByPeer[peer.PID]; n >= a.cfg.maxPendingPerPeer {
+			return &refusal{
+				msg:  "refusing plugin connection: too many connections of its process have not registered yet",
+				args: []any{"limit", a.cfg.maxPendingPerPeer, "pid", peer.PID, "uid", peer.UID},
+				err: fmt.Errorf("adaptation: refusing plugin connection from pid %d (uid %d): %d of its connections have not registered yet (limit)",
+					peer.PID, peer.UID, n),
+			}
+		}
+		if a.pendingByPeer == nil {
+			a.pendingByPeer = map[int]int{}
+		}
+		a.pendingByPeer[peer.PID]++
+	}
+	a.unregistered++
+	return nil
+}
+
+// refusal is a connection admitConnLocked refused.
+type refusal struct {
+	msg  string // the log line
+	args []any  // its attributes
+	err  error  // what serveConn returns
+}
+
+// leaveConnLocked ends the count of a connection admitted by
+// admitConnLocked. The caller holds a.mu.
+func (a *Adaptation) leaveConnLocked(peer *socketpair.Cred) {
+	a.unregistered--
+	if peer == nil {
+		return
+	}
+	if a.pendingByPeer[peer.PID]--; a.pendingByPeer[peer.PID] <= 0 {
+		delete(a.pendingByPeer, peer.PID)
 	}
 }

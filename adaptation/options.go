@@ -46,6 +46,10 @@ const (
 	// completed registration at any one time; further connections are
 	// refused (closed at once, with a log line).
 	DefaultMaxPendingConnections = 32
+	// DefaultMaxPendingConnectionsPerPeer bounds the connections of one
+	// peer process (by SO_PEERCRED) that have not completed registration
+	// at any one time, so that one process cannot hold them all.
+	DefaultMaxPendingConnectionsPerPeer = 4
 	// DefaultMaxInFlightUpdates bounds the Runtime-service requests
 	// (UpdateContainers) one plugin has in flight: further requests are
 	// not read from its connection until one is answered.
@@ -118,8 +122,11 @@ type config struct {
 	syncBudget          time.Duration
 	syncWait            time.Duration // 0 until defaulted to requestTimeout
 	maxPendingConns     int
+	maxPendingPerPeer   int
 	maxInFlight         int
 	maxAnswerSize       int
+	logRate             float64 // see WithPluginLogLimit
+	logBurst            int
 	terminationGrace    time.Duration
 	builtins            []builtinSpec
 	logger              *slog.Logger
@@ -146,6 +153,9 @@ type config struct {
 	wasmLoadTimeout time.Duration
 	// wasmLoad is wasmhost.Load (tests watch it).
 	wasmLoad func(ctx context.Context, path string, opts wasmhost.Options) (*wasmhost.Plugin, error)
+	// afterBind, if set, is called with the path the socket was bound
+	// to, at once (tests).
+	afterBind func(path string)
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 }
@@ -160,8 +170,11 @@ func defaultConfig() config {
 		syncTimeout:         DefaultSynchronizeTimeout,
 		syncBudget:          DefaultSynchronizeBudget,
 		maxPendingConns:     DefaultMaxPendingConnections,
+		maxPendingPerPeer:   DefaultMaxPendingConnectionsPerPeer,
 		maxInFlight:         DefaultMaxInFlightUpdates,
 		maxAnswerSize:       DefaultMaxAnswerSize,
+		logRate:             DefaultPluginLogRate,
+		logBurst:            DefaultPluginLogBurst,
 		terminationGrace:    DefaultTerminationGrace,
 		maxConfigSize:       DefaultMaxPluginConfigSize,
 		maxModuleSize:       DefaultMaxWASMModuleSize,
@@ -213,7 +226,13 @@ func WithMaxPluginConfigSize(n int64) Option {
 }
 
 // WithSocketPath sets the unix socket on which external plugins connect
-// (default api.DefaultSocketPath).
+// (default api.DefaultSocketPath). Its directory is created (mode 0700)
+// if absent; an existing one must be owned by the runtime's effective
+// user and not writable by its group or others, else Start fails. The
+// socket is bound in a private directory made next to it, given mode
+// 0600 and renamed into place, so that no other user can connect at any
+// moment; that private path, the directory's plus at most 18 bytes,
+// must fit the 107 bytes of a unix socket path too.
 func WithSocketPath(path string) Option {
 	return func(c *config) error {
 		if path == "" {
@@ -310,6 +329,26 @@ func WithMaxPendingConnections(n int) Option {
 			return fmt.Errorf("adaptation: maximum pending connections must be positive, got %d", n)
 		}
 		c.maxPendingConns = n
+		return nil
+	}
+}
+
+// WithMaxPendingConnectionsPerPeer bounds the connections of one peer
+// process that have not completed registration (default
+// [DefaultMaxPendingConnectionsPerPeer]); a connection beyond it is
+// closed at once and logged, so that one local client cannot hold every
+// slot of [WithMaxPendingConnections] and starve the registration of
+// other plugins. The peer is the process that connected, as the
+// socket's SO_PEERCRED reports it (its PID; a plugin registers over one
+// connection). A connection whose peer is not known (one handed to
+// [Adaptation.ServeConn] that is not a unix socket) counts against the
+// global bound only.
+func WithMaxPendingConnectionsPerPeer(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("adaptation: maximum pending connections per peer must be positive, got %d", n)
+		}
+		c.maxPendingPerPeer = n
 		return nil
 	}
 }

@@ -40,32 +40,31 @@ func (p *plugin) takeOptOut(e api.Event, s subject, rsp any) {
 	var (
 		pods    []string
 		ctrs    map[string]string
-		ignored []string
+		ignored idSample
 	)
 	for _, id := range out.GetPodIds() {
 		if id == podID && id != "" {
 			pods = append(pods, id)
 		} else {
-			ignored = append(ignored, "pod "+id)
+			ignored.add("pod " + id)
 		}
 	}
 	for _, id := range out.GetContainerIds() {
 		if id == ctrID && id != "" && isContainerEvent(e) {
 			ctrs = map[string]string{id: podID}
 		} else {
-			ignored = append(ignored, "container "+id)
+			ignored.add("container " + id)
 		}
 	}
-	if len(ignored) > 0 {
-		p.a.log.Warn("plugin opted out of objects its answer is not about, ignoring them", "plugin", p.full,
-			"event", e.Name(), "ignored", strings.Join(ignored, ","))
+	if ignored.n > 0 {
+		p.log.Warn("plugin opted out of objects its answer is not about, ignoring them",
+			"event", e.Name(), "count", ignored.n, "ignored", ignored.String())
 	}
 	if len(pods) == 0 && len(ctrs) == 0 {
 		return
 	}
 	p.track.optOut(pods, ctrs)
-	p.a.log.Debug("plugin opted out", "plugin", p.full, "event", e.Name(),
-		"pods", strings.Join(pods, ","), "containers", ctrID)
+	p.log.Debug("plugin opted out", "event", e.Name(), "pods", strings.Join(pods, ","), "containers", ctrID)
 }
 
 // takeSyncOptOut records the opt-out in p's Synchronize answer: of pods
@@ -86,25 +85,25 @@ func (p *plugin) takeSyncOptOut(out *api.OptOut, pods []*api.PodSandbox, ctrs []
 	var (
 		podIDs  []string
 		ctrIDs  = map[string]string{}
-		ignored []string
+		ignored idSample
 	)
 	for _, id := range out.GetPodIds() {
 		if sentPods[id] {
 			podIDs = append(podIDs, id)
 		} else {
-			ignored = append(ignored, "pod "+id)
+			ignored.add("pod " + id)
 		}
 	}
 	for _, id := range out.GetContainerIds() {
 		if pod, ok := sentCtrs[id]; ok {
 			ctrIDs[id] = pod
 		} else {
-			ignored = append(ignored, "container "+id)
+			ignored.add("container " + id)
 		}
 	}
-	if len(ignored) > 0 {
-		p.a.log.Warn("plugin opted out of objects it was not sent in Synchronize, ignoring them", "plugin", p.full,
-			"ignored", strings.Join(ignored, ","))
+	if ignored.n > 0 {
+		p.log.Warn("plugin opted out of objects it was not sent in Synchronize, ignoring them",
+			"count", ignored.n, "ignored", ignored.String())
 	}
 	p.track.optOut(podIDs, ctrIDs)
 	p.a.log.Info("plugin opted out in Synchronize", "plugin", p.full, "pods", len(podIDs), "containers", len(ctrIDs))
@@ -133,19 +132,22 @@ func (p *plugin) checkTargets(op string, updates []*api.ContainerUpdate, evictio
 }
 
 // splitUpdates separates the updates p may make (in its scope) from the
-// ones it may not.
+// ones it may not, which it logs in one record.
 func (p *plugin) splitUpdates(updates []*api.ContainerUpdate) (allowed, refused []*api.ContainerUpdate) {
 	if p.track.f == nil {
 		return updates, nil
 	}
+	var ids idSample
 	for _, u := range updates {
 		if p.track.inScope(u.GetContainerId()) {
 			allowed = append(allowed, u)
-		} else {
-			refused = append(refused, u)
-			p.a.log.Warn("refusing plugin's update of a container outside its scope", "plugin", p.full,
-				"container", u.GetContainerId())
+			continue
 		}
+		refused = append(refused, u)
+		ids.add(u.GetContainerId())
+	}
+	if ids.n > 0 {
+		p.log.Warn("refusing plugin's updates of containers outside its scope", "refused", ids.n, "containers", ids.String())
 	}
 	return allowed, refused
 }

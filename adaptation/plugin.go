@@ -3,6 +3,7 @@ package adaptation
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,10 @@ type plugin struct {
 	kind      PluginKind
 	ep        endpoint
 	pid       int
+	// log is for the records the plugin causes, within its budget logs
+	// (logbound.go), with plugin=IDX-NAME.
+	log  *slog.Logger
+	logs *logBudget
 
 	// Set while the plugin is configured, read-only afterwards.
 	events   api.EventMask
@@ -104,10 +109,15 @@ type plugin struct {
 	state PluginState
 }
 
-func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int) *plugin {
+// newPlugin returns a plugin whose log records are within logs (a new
+// budget if nil).
+func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int, logs *logBudget) *plugin {
 	full := api.FullPluginName(idx, name)
 	ov := a.cfg.overrides[full]
-	return &plugin{
+	if logs == nil {
+		logs = a.pluginLogBudget(full)
+	}
+	p := &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
 		required:   ov.Required,
 		timeout:    a.cfg.requestTimeout,
@@ -118,6 +128,14 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 		unadmitted: make(chan struct{}),
 		state:      StateRegistering,
 	}
+	p.setLogs(logs)
+	return p
+}
+
+// setLogs makes logs the plugin's log budget; it is called before the
+// plugin is configured.
+func (p *plugin) setLogs(logs *logBudget) {
+	p.log, p.logs = logs.logger(p.a.log.Handler()).With("plugin", p.full), logs
 }
 
 // comparePlugins orders plugins for invocation: by index, then name.
@@ -248,6 +266,8 @@ func (p *plugin) disconnect(reason string) {
 			if err := p.ep.Close(); err != nil {
 				p.a.log.Warn("closing plugin", "plugin", p.full, "error", err)
 			}
+			// Its output, if any, is drained: say what was not logged.
+			p.logs.flush()
 		})
 	})
 }

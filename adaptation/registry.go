@@ -109,9 +109,10 @@ func (a *Adaptation) missingRequiredLocked(s subject) error {
 	return nil
 }
 
-// admit reserves p's name while it is configured. A second registration
-// under the name of a builtin or pre-installed plugin is refused; an
-// external plugin may replace an external plugin of the same name
+// admit reserves p's name while it is configured. An external plugin
+// registering under a reserved name (reserve.go) is refused, and so is a
+// second registration under the name of a builtin or pre-installed
+// plugin; an external plugin may replace an external plugin of the same name
 // (handover, see activate). An external plugin registering under the name
 // of another external one that is still between RegisterPlugin and
 // activation (a plugin reconnecting at once, before the runtime has
@@ -126,6 +127,10 @@ func (a *Adaptation) admit(p *plugin) *RegistrationError {
 		if a.stopped {
 			a.mu.Unlock()
 			return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
+		}
+		if owner, ok := a.reserved[p.full]; ok && p.kind == KindExternal {
+			a.mu.Unlock()
+			return registrationError(p.full, codes.AlreadyExists, nil, "plugin name %q is reserved for %s", p.full, owner)
 		}
 		busy := a.admitting[p.full]
 		if busy == nil {

@@ -381,7 +381,7 @@ func TestScopeLimitsChanges(t *testing.T) {
 		rt.store.AddCtr(testCtr(1, 1))
 		rt.start(t)
 		rt.logs.wait(t, "refused Synchronize update", func(r logRecord) bool {
-			return r.msg == "refusing plugin's update of a container outside its scope" && r.attrs["container"] == "ctr1"
+			return r.msg == "refusing plugin's updates of containers outside its scope" && r.attrs["containers"] == "ctr1"
 		})
 		if n := rt.store.UpdateCalls(); n != 0 {
 			t.Errorf("%d updates applied from Synchronize", n)

@@ -143,7 +143,7 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 	ep := &wasmEndpoint{done: make(chan struct{}), grace: a.cfg.terminationGrace}
 	mod, unreserve, err := a.loadWASM(l, wasmhost.Options{
 		Name:             l.full,
-		Logger:           a.log,
+		Logger:           l.logs.logger(a.log.Handler()),
 		Cache:            cache,
 		MemoryLimitPages: a.cfg.wasmMemoryPages,
 		Reinit:           ep.reinit,
@@ -163,7 +163,7 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 		return nil, err
 	}
 	ep.mod, ep.Client, ep.unreserve = mod, wasmhost.NewClient(mod), unreserve
-	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config)
+	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config, l.logs)
 	if rerr != nil {
 		ep.Close()
 		return nil, rerr

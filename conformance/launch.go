@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/internal/pluginproc"
+	"github.com/nrikit/nrikit/internal/sockfile"
 )
 
 // process is a launched plugin, supervised by pluginproc.
@@ -84,12 +85,11 @@ func acceptOne(ctx context.Context, path string, d time.Duration) (net.Conn, err
 			return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
 		}
 	}
-	l, err := net.Listen("unix", path)
+	// Only this user can connect, from the moment the socket exists.
+	ul, err := sockfile.Listen(path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}
-	ul := l.(*net.UnixListener)
-	ul.SetUnlinkOnClose(true)
 	defer ul.Close()
 	if err := ul.SetDeadline(time.Now().Add(d)); err != nil {
 		return nil, fmt.Errorf("setting the accept deadline: %w", err)

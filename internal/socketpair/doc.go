@@ -7,8 +7,8 @@
 // its copy of the peer end with ClosePeer once the child has started. The
 // plugin wraps the inherited descriptor with FileConn.
 //
-// Socket pairs exist on Linux only: on other systems New, FileConn and
-// PeerPID fail with an error that wraps [ErrUnsupported], so that importers
+// Socket pairs exist on Linux only: on other systems New, FileConn,
+// PeerPID and PeerCred fail with an error that wraps [ErrUnsupported], so that importers
 // build everywhere and fail clearly at run time.
 package socketpair
 
@@ -25,6 +25,12 @@ const (
 	EnvPluginSocket = "NRI_PLUGIN_SOCKET"
 )
 
-// ErrUnsupported is wrapped by the errors of New, FileConn and PeerPID on
+// Cred is the identity of a socket's peer process (SO_PEERCRED).
+type Cred struct {
+	// PID, UID and GID are the peer's process, user and group IDs.
+	PID, UID, GID int
+}
+
+// ErrUnsupported is wrapped by the errors of New, FileConn, PeerPID and PeerCred on
 // systems without NRI socket pairs (everything but Linux).
 var ErrUnsupported = errors.New("NRI socket pairs are supported on Linux only")

@@ -153,13 +153,21 @@ func fileKind(mode uint32) string {
 // a plugin launched by the runtime PeerPID on the runtime's end returns the
 // runtime's own PID, not the plugin's.
 func PeerPID(conn net.Conn) (int, error) {
+	cred, err := PeerCred(conn)
+	return cred.PID, err
+}
+
+// PeerCred returns the credentials of the peer of a unix socket
+// connection, as reported by SO_PEERCRED: those of the peer process at
+// connect time (see PeerPID for socket pairs).
+func PeerCred(conn net.Conn) (Cred, error) {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		return 0, fmt.Errorf("socketpair: %T does not expose its file descriptor", conn)
+		return Cred{}, fmt.Errorf("socketpair: %T does not expose its file descriptor", conn)
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return 0, fmt.Errorf("socketpair: peer credentials: %w", err)
+		return Cred{}, fmt.Errorf("socketpair: peer credentials: %w", err)
 	}
 	var (
 		cred *syscall.Ucred
@@ -168,10 +176,10 @@ func PeerPID(conn net.Conn) (int, error) {
 	if err := rc.Control(func(fd uintptr) {
 		cred, serr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
-		return 0, fmt.Errorf("socketpair: peer credentials: %w", err)
+		return Cred{}, fmt.Errorf("socketpair: peer credentials: %w", err)
 	}
 	if serr != nil {
-		return 0, fmt.Errorf("socketpair: peer credentials: %w", os.NewSyscallError("getsockopt SO_PEERCRED", serr))
+		return Cred{}, fmt.Errorf("socketpair: peer credentials: %w", os.NewSyscallError("getsockopt SO_PEERCRED", serr))
 	}
-	return int(cred.Pid), nil
+	return Cred{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
 }

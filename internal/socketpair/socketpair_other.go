@@ -42,3 +42,8 @@ func FileConn(fd int) (net.Conn, error) {
 
 // PeerPID fails on this system.
 func PeerPID(conn net.Conn) (int, error) { return 0, unsupported("reading the peer's process ID") }
+
+// PeerCred fails on this system.
+func PeerCred(conn net.Conn) (Cred, error) {
+	return Cred{}, unsupported("reading the peer's credentials")
+}

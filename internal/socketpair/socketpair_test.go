@@ -135,6 +135,13 @@ func TestPairRoundTrip(t *testing.T) {
 	if pid != os.Getpid() {
 		t.Fatalf("PeerPID on socket pair = %d, want creator %d", pid, os.Getpid())
 	}
+	cred, err := PeerCred(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Cred{PID: os.Getpid(), UID: os.Geteuid(), GID: os.Getegid()}); cred != want {
+		t.Fatalf("PeerCred on socket pair = %+v, want %+v", cred, want)
+	}
 }
 
 func TestCloexec(t *testing.T) {

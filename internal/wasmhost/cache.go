@@ -16,9 +16,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"google.golang.org/protobuf/proto"
-
-	nri "github.com/nrikit/nrikit/api"
 )
 
 // Cache is what the plugins loaded with it ([Options.Cache]) share: the
@@ -299,29 +296,15 @@ func (c *Cache) instantiateEnv(ctx context.Context, r wazero.Runtime) error {
 		ptr, size := uint32(stack[0]), uint32(stack[1])
 		stack[0] = 0
 		log := slog.Default().With("module", m.Name())
-		if p, ok := c.callers.Load(m); ok {
-			log = p.(*Plugin).log
+		if p := c.caller(ctx, m); p != nil {
+			log = p.log
 		}
 		b, ok := m.Memory().Read(ptr, size)
 		if !ok {
 			log.Warn("WASM plugin logged out of its memory", "ptr", ptr, "size", size)
 			return
 		}
-		req := &nri.LogRequest{}
-		if err := proto.Unmarshal(b, req); err != nil {
-			log.Warn("WASM plugin logged an invalid LogRequest", "error", err)
-			return
-		}
-		level := slog.LevelDebug
-		switch req.GetLevel() {
-		case nri.LogRequest_LEVEL_INFO:
-			level = slog.LevelInfo
-		case nri.LogRequest_LEVEL_WARN:
-			level = slog.LevelWarn
-		case nri.LogRequest_LEVEL_ERROR:
-			level = slog.LevelError
-		}
-		log.Log(ctx, level, req.GetMsg(), "stream", "env.log")
+		logFromGuest(ctx, log, b)
 	}
 	_, err := r.NewHostModuleBuilder("env").
 		NewFunctionBuilder().

@@ -11,7 +11,8 @@ type Options struct {
 	// base name if empty.
 	Name string
 	// Logger receives the plugin's output and the host's messages about
-	// it; slog.Default() if nil.
+	// it, each line or message at most 8 KiB; slog.Default() if nil. It
+	// decides how many records the plugin may cause.
 	Logger *slog.Logger
 	// Cache is the compilation cache to use, shared with other plugins
 	// (see [Cache]); if nil, the plugin has its own, kept in CacheDir.

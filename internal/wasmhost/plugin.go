@@ -205,7 +205,9 @@ func checkExports(path string, m wazero.CompiledModule) error {
 
 // instantiate makes a fresh instance and checks its API version.
 func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {
-	mod, err := p.runtime.InstantiateModule(ctx, p.compiled, p.modCfg)
+	// _initialize runs in InstantiateModule: its env.log calls find the
+	// plugin in the context.
+	mod, err := p.runtime.InstantiateModule(context.WithValue(ctx, callerKey{}, p), p.compiled, p.modCfg)
 	if err != nil {
 		p.flush()
 		return nil, fmt.Errorf("wasmhost: instantiating %s: %w", p.name, err)

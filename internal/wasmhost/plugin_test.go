@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -409,5 +410,43 @@ func TestCloseDuringCall(t *testing.T) {
 	}
 	if _, err := p.Call(context.Background(), FuncShutdown, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Call after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestInitializeLogsToPlugin: what the guest logs through env.log while
+// it initialises (in _initialize, before the instance is known) goes to
+// the plugin's logger.
+func TestInitializeLogsToPlugin(t *testing.T) {
+	_, logs := load(t, Options{Name: "30-init"})
+	if want := `level=DEBUG msg="guest initialising" plugin=30-init stream=env.log`; !logs.contains(want) {
+		t.Errorf("log lacks %q:\n%s", want, logs)
+	}
+}
+
+// TestLongOutputTruncated: a 16 MiB output line and a 16 MiB env.log
+// message are one record each, cut to 8 KiB, saying how long they were.
+func TestLongOutputTruncated(t *testing.T) {
+	p, logs := load(t, Options{Name: "30-big"})
+	configure(t, p, "")
+	if _, err := createContainer(t, p, 30*time.Second, "big-output"); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	const size = len("big line ") + 16<<20
+	var stdout, envlog []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		switch {
+		case strings.Contains(line, "stream=stdout") && strings.Contains(line, "xxx"):
+			stdout = append(stdout, line)
+		case strings.Contains(line, "stream=env.log") && strings.Contains(line, "big message"):
+			envlog = append(envlog, line)
+		}
+	}
+	t.Logf("16 MiB stdout line: %d records; 16 MiB env.log message: %d records of %d bytes", len(stdout), len(envlog), len(strings.Join(envlog, "")))
+	if len(stdout) != 1 || len(stdout[0]) > maxLine+256 || !strings.Contains(stdout[0], fmt.Sprintf("... (%d bytes)", size)) {
+		t.Errorf("stdout: %d records, want one of at most 8 KiB saying the line was %d bytes", len(stdout), size)
+	}
+	size2 := len("big message ") + 16<<20
+	if len(envlog) != 1 || len(envlog[0]) > maxLine+256 || !strings.Contains(envlog[0], fmt.Sprintf("... (%d bytes)", size2)) {
+		t.Errorf("env.log: %d records, want one of at most 8 KiB saying the message was %d bytes", len(envlog), size2)
 	}
 }

@@ -4,8 +4,10 @@
 // returns, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
 // runtime), "handler-panic" panics in the handler (recovered by
 // wasmguest), "alloc" allocates without limit, "fail" returns an error,
-// "print" writes to stdout and stderr and logs through env.log. Shutdown
-// prints "guest shutting down".
+// "print" writes to stdout and stderr and logs through env.log, "big-output"
+// writes a 16 MiB line to stdout and logs a 16 MiB message through
+// env.log. Shutdown prints "guest shutting down". Initialising, the guest
+// logs "guest initialising" through env.log.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -51,6 +54,10 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		fmt.Println("hello on stdout")
 		fmt.Fprintln(os.Stderr, "hello on stderr")
 		wasmguest.Log(api.LogRequest_LEVEL_WARN, "hello through env.log")
+	case "big-output":
+		big := strings.Repeat("x", 16<<20)
+		fmt.Println("big line " + big)
+		wasmguest.Log(api.LogRequest_LEVEL_INFO, "big message "+big)
 	}
 	adj := &api.ContainerAdjustment{}
 	adj.AddEnv("WASM_GUEST", "configured="+p.configured)
@@ -62,6 +69,9 @@ func (p *plugin) RemoveContainer(context.Context, *api.PodSandbox, *api.Containe
 // Shutdown says so on stdout, for the tests to see that it was called.
 func (p *plugin) Shutdown(context.Context) { fmt.Println("guest shutting down") }
 
-func init() { wasmguest.Register(&plugin{}) }
+func init() {
+	wasmguest.Register(&plugin{})
+	wasmguest.Log(api.LogRequest_LEVEL_DEBUG, "guest initialising")
+}
 
 func main() {}
