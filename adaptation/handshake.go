@@ -2,11 +2,14 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -184,7 +187,8 @@ const exitWait = time.Second
 // exited with status 0 before registering; output: I quit").
 func (s *session) disconnected() error {
 	cause := s.ep.cause()
-	if v := s.ep.violation.Load(); v != nil {
+	if v := s.ep.violation.Load(); v != nil || !peerClosed(cause) {
+		// The runtime closed the connection: the reason is its own.
 		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, cause)
 	}
 	if p := s.proc; p != nil && p.proc.WaitExit(exitWait, s.a.ctx.Done()) {
@@ -192,6 +196,13 @@ func (s *session) disconnected() error {
 		return &earlyExit{pid: s.pid, how: pluginproc.ExitDescription(p.proc.Err()), output: p.proc.Output(), cause: cause}
 	}
 	return &earlyExit{pid: s.pid, how: "closed its connection", cause: cause}
+}
+
+// peerClosed reports whether a connection ended because the plugin closed
+// it (or its process ended), rather than because the runtime found a
+// fault in what it sent.
+func peerClosed(err error) bool {
+	return err == nil || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // earlyExit is the registration error of a plugin whose connection ended
