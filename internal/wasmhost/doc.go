@@ -12,7 +12,9 @@
 // bounds discards the instance: the next call gets a fresh instance,
 // after [Options.Reinit] replayed what the plugin must know (its
 // Configure request). A guest that answers an error string keeps its
-// instance. The guest's stdout, stderr and env.log messages go to the
+// instance, and so does one whose answer is larger than the call accepts
+// ([Options.MaxMessageSize], [Options.MaxAnswerSize]: the answer is not
+// read) or holds more than the host decodes ([Plugin.DecodeAnswer]). The guest's stdout, stderr and env.log messages go to the
 // plugin's logger, line by line.
 //
 // Instances: a Plugin holds at most one instance and serves one call at

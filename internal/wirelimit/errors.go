@@ -38,3 +38,15 @@ func (e *LimitError) Error() string {
 	}
 	return fmt.Sprintf("%s nests deeper than %d levels", e.Message.Name(), e.Limit)
 }
+
+// SizeError is a message larger than the size its reader accepts, refused
+// before it was read.
+type SizeError struct {
+	// Size is the message's size in bytes; Limit the largest accepted.
+	Size, Limit int
+}
+
+// Error says how large the message is.
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("%d bytes, above the limit of %d", e.Size, e.Limit)
+}
