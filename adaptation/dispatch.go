@@ -176,7 +176,7 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 		observe(ctx, p, r.event, req, zero, ctx.Err(), took)
 		return zero, ctx.Err()
 	}
-	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: err}
+	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: bounded(kind, err)}
 	p.onFailure(perr)
 	observe(ctx, p, r.event, req, zero, error(perr), took)
 	return zero, perr

@@ -4,8 +4,9 @@
 // returns, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
 // runtime), "handler-panic" panics in the handler (recovered by
 // wasmguest), "alloc" allocates without limit, "fail" returns an error,
-// "print" writes to stdout and stderr and logs through env.log. Shutdown
-// prints "guest shutting down".
+// "print" writes to stdout and stderr and logs through env.log,
+// "updates" asks for 1,025 container updates, "big" adds a 2 MiB
+// environment variable. Shutdown prints "guest shutting down".
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
@@ -51,6 +53,16 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		fmt.Println("hello on stdout")
 		fmt.Fprintln(os.Stderr, "hello on stderr")
 		wasmguest.Log(api.LogRequest_LEVEL_WARN, "hello through env.log")
+	case "updates":
+		var ups []*api.ContainerUpdate
+		for i := range 1025 {
+			ups = append(ups, &api.ContainerUpdate{ContainerId: fmt.Sprint("ctr-", i)})
+		}
+		return nil, ups, nil
+	case "big":
+		adj := &api.ContainerAdjustment{}
+		adj.AddEnv("BIG", strings.Repeat("x", 2<<20))
+		return adj, nil, nil
 	}
 	adj := &api.ContainerAdjustment{}
 	adj.AddEnv("WASM_GUEST", "configured="+p.configured)
