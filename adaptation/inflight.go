@@ -257,3 +257,10 @@ func (c *msgConn) Close() error {
 	}
 	return c.Conn.Close()
 }
+
+// unanswered returns the requests read and not answered yet.
+func (g *inflightGate) unanswered() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
