@@ -12,6 +12,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wirelimit"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -381,4 +382,23 @@ func liveHeapOf(f func() any) (uint64, any) {
 	after := liveHeap()
 	runtime.KeepAlive(v)
 	return after - min(before, after), v
+}
+
+// TestOversizeAfterDeadline: an answer refused for its size or content is
+// the plugin's oversize failure even when the request's deadline passed
+// while it arrived (a 3.9 MB answer under a 500 ms timeout on a busy
+// machine was reported as a timeout).
+func TestOversizeAfterDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	a := &Adaptation{}
+	for _, err := range []error{
+		&wirelimit.SizeError{Size: 2, Limit: 1},
+		&wirelimit.LimitError{Message: "nri.pkg.api.v1alpha1.CreateContainerResponse", What: "values", Limit: 1},
+	} {
+		if kind := a.classifyErr(nil, ctx, err); kind != FailureOversize {
+			t.Errorf("%v after the deadline: %v, want oversize", err, kind)
+		}
+	}
 }

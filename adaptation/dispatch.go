@@ -188,6 +188,11 @@ func (a *Adaptation) classifyErr(p *plugin, rctx context.Context, err error) Fai
 	if err == nil {
 		return 0
 	}
+	if isOversize(err) {
+		// The answer arrived, and was refused for what it is, even if the
+		// deadline passed meanwhile.
+		return FailureOversize
+	}
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		status.Code(err) == codes.DeadlineExceeded {
 		return FailureTimeout
