@@ -31,9 +31,10 @@ type connEndpoint struct {
 	gate *inflightGate
 	// msgLimit is the largest ttrpc message accepted from the plugin now
 	// (see setMessageLimit); violation is why the connection was closed
-	// for exceeding it.
+	// for exceeding it or another bound, which violated is told.
 	msgLimit  atomic.Int64
 	violation atomic.Pointer[error]
+	violated  func(error)
 
 	// flushed is closed after the first write of a response once armed:
 	// the moment the RegisterPlugin answer has left.
@@ -59,6 +60,9 @@ type connLimits struct {
 	// (WithTTRPCOptions), such as otelttrpc's interceptors.
 	clientOpts []ttrpc.ClientOpts
 	serverOpts []ttrpc.ServerOpt
+	// violated, if set, is told why the connection is closed when the
+	// plugin broke a bound of what it sends.
+	violated func(error)
 }
 
 // preConfigureLimit bounds frames and ttrpc messages from a plugin until
@@ -71,7 +75,7 @@ const preConfigureLimit = 64 << 10
 // nriconn.Session) and serves the Runtime service returned by rt on it;
 // onClose (may be nil) runs last in Close. The endpoint owns conn.
 func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
-	e := &connEndpoint{flushed: make(chan struct{}), onClose: onClose, gate: newInflightGate(lim.maxInFlight)}
+	e := &connEndpoint{flushed: make(chan struct{}), onClose: onClose, gate: newInflightGate(lim.maxInFlight), violated: lim.violated}
 	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
 		WriteTimeout:  lim.writeTimeout,
 		ClientOptions: lim.clientOpts,
@@ -110,10 +114,14 @@ func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 	return rsp, nil
 }
 
-// failure is FailureRejected for a status the plugin answered with,
+// failure is FailureOversize for an answer refused by its bounds
+// (boundAnswers), FailureRejected for a status the plugin answered with,
 // FailureLost for anything else (ttrpc failed to decode what the plugin
 // sent).
 func (e *connEndpoint) failure(err error) FailureKind {
+	if isOversize(err) {
+		return FailureOversize
+	}
 	if _, isStatus := status.FromError(err); isStatus {
 		return FailureRejected
 	}
@@ -145,12 +153,16 @@ func (e *connEndpoint) setMessageLimit(n int) {
 // follow returns c, a logical connection of the endpoint, with its
 // messages followed (see msgConn), gated by gate if not nil.
 func (e *connEndpoint) follow(c net.Conn, gate *inflightGate) *msgConn {
-	return &msgConn{Conn: c, limit: &e.msgLimit, violate: e.violate, gone: e.mux.Done(), gate: gate}
+	m := &msgConn{Conn: c, limit: &e.msgLimit, violate: e.violate, gone: e.mux.Done(), gate: gate}
+	m.in.envelopes = true
+	return m
 }
 
 // violate closes the connection because the plugin broke a limit.
 func (e *connEndpoint) violate(err error) {
-	e.violation.CompareAndSwap(nil, &err)
+	if e.violation.CompareAndSwap(nil, &err) && e.violated != nil {
+		e.violated(err)
+	}
 	e.mux.Close()
 }
 

@@ -176,7 +176,7 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 		observe(ctx, p, r.event, req, zero, ctx.Err(), took)
 		return zero, ctx.Err()
 	}
-	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: err}
+	perr := &PluginError{Plugin: p.full, Op: r.event.Name(), Kind: kind, Timeout: p.timeout, Err: bounded(kind, err)}
 	p.onFailure(perr)
 	observe(ctx, p, r.event, req, zero, error(perr), took)
 	return zero, perr
@@ -187,6 +187,11 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 func (a *Adaptation) classifyErr(p *plugin, rctx context.Context, err error) FailureKind {
 	if err == nil {
 		return 0
+	}
+	if isOversize(err) {
+		// The answer arrived, and was refused for what it is, even if the
+		// deadline passed meanwhile.
+		return FailureOversize
 	}
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		status.Code(err) == codes.DeadlineExceeded {

@@ -227,11 +227,15 @@
 //     ([WithSynchronizeTimeout]), all parts within the synchronize budget
 //     ([WithSynchronizeBudget]); other plugins' events wait for a
 //     synchronizing plugin at most the synchronize wait (see above).
-//   - Answers: an answer to a mutating event larger than
-//     [WithMaxAnswerSize] is that plugin's failure ([FailureOversize],
-//     policy applies, answer unused); a CreateContainer whose merged
-//     result no longer fits one message ([MaxMessageSize]) fails naming
-//     the plugin whose answer made it so, never the next one.
+//   - Answers: an answer to an event larger than [WithMaxAnswerSize], or
+//     holding more than the runtime decodes from one message
+//     ([MaxUpdatesPerMessage], [MaxEvictionsPerMessage],
+//     [MaxMessageValues], [MaxMessageDepth]), is that plugin's failure
+//     ([FailureOversize], policy applies, answer unused), found on its
+//     bytes before it is decoded (a WASM plugin's size before it is read
+//     from the guest's memory); a CreateContainer whose merged result no
+//     longer fits one message ([MaxMessageSize]) fails naming the plugin
+//     whose answer made it so, never the next one.
 //   - Memory: only connection IDs 1 and 2 are accepted (another closes
 //     the connection, on the frame's header); until a plugin is
 //     configured its frames and messages are limited to 64 KiB (a larger
@@ -239,7 +243,11 @@
 //     logical connection
 //     (mux.DefaultReadQueueBytes, or one frame); a plugin's unanswered
 //     UpdateContainers are bounded in number ([WithMaxInFlightUpdates])
-//     and bytes, further ones are not read until one is answered;
+//     and bytes, further ones are not read until one is answered, and
+//     they are decoded one at a time, each refused (RESOURCE_EXHAUSTED)
+//     if it holds more than the bounds above; ttrpc's envelope of every
+//     message is checked as it is read (more than 1,024 values close the
+//     connection, logged);
 //     connections that have not registered are bounded, in all and per
 //     peer process ([WithMaxPendingConnections],
 //     [WithMaxPendingConnectionsPerPeer]), further ones are closed at

@@ -57,9 +57,11 @@ const (
 	// broke the protocol.
 	FailureLost
 	// FailureOversize: the plugin's answer was larger than the runtime
-	// accepts ([WithMaxAnswerSize]), or made the request larger than NRI
-	// can carry ([MaxMessageSize]). The answer is not used; the plugin
-	// stays connected. Err is an [*AnswerSizeError].
+	// accepts ([WithMaxAnswerSize]), held more than it decodes from one
+	// message ([MaxUpdatesPerMessage], [MaxMessageValues], ...), or made
+	// the request larger than NRI can carry ([MaxMessageSize]). The answer
+	// is not used; the plugin stays connected. Err is an
+	// [*AnswerSizeError] or an [*AnswerCountError].
 	FailureOversize
 	// FailureSynchronizing: the plugin was still synchronizing when the
 	// event could wait for it no longer ([WithSynchronizeWait]). It

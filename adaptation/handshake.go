@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/pluginproc"
@@ -77,13 +79,20 @@ func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKi
 	defer a.wg.Done()
 	defer registered()
 
-	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{})}
+	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{}),
+		decoding: make(chan struct{}, 1)}
 	var onClose func() error
 	if proc != nil {
 		onClose = proc.terminate
 	}
+	// The bounds on what the plugin's messages hold come last, next to
+	// the decoding they guard (bounds.go).
 	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight,
-		clientOpts: a.cfg.clientOpts, serverOpts: a.cfg.serverOpts}
+		clientOpts: append(slices.Clip(a.cfg.clientOpts), ttrpc.WithChainUnaryClientInterceptor(boundAnswers(a.cfg.maxAnswerSize))),
+		serverOpts: append(slices.Clip(a.cfg.serverOpts), ttrpc.WithChainUnaryServerInterceptor(s.boundRequests)),
+		violated: func(err error) {
+			a.log.Warn("closing plugin connection: the plugin broke a bound", "plugin", s.who(), "error", err)
+		}}
 	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
 	if err != nil {
 		if proc != nil {
@@ -152,6 +161,9 @@ type session struct {
 	decided chan struct{} // closed when it was answered; p or err is set
 	p       *plugin
 	err     *RegistrationError
+	// decoding is held by the UpdateContainers request being decoded and
+	// handled (see boundRequests).
+	decoding chan struct{}
 }
 
 // await waits for the plugin's registration to be decided.
@@ -387,6 +399,9 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 			return registrationError(p.full, codes.Unavailable, err, "plugin %q was lost during Configure: %v", p.full, err)
 		case kind == FailureCrashed:
 			return registrationError(p.full, codes.Internal, err, "plugin %q crashed during Configure: %v", p.full, err)
+		case kind == FailureOversize:
+			err = bounded(kind, err)
+			return registrationError(p.full, codes.ResourceExhausted, err, "plugin %q failed Configure: %v", p.full, err)
 		}
 		return registrationError(p.full, codes.FailedPrecondition, err,
 			"plugin %q rejected its configuration: %s", p.full, errorMessage(err))

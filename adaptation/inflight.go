@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/nrikit/nrikit/internal/wirelimit"
 )
 
 // The Runtime service's ttrpc server reads a plugin's requests as fast as
@@ -30,11 +32,16 @@ const (
 )
 
 // msgScanner follows the message boundaries of a ttrpc byte stream fed to
-// it in pieces.
+// it in pieces; with envelopes set, it checks ttrpc's envelope of each
+// request and response as its bytes pass (see feed).
 type msgScanner struct {
 	hdr  [ttrpcHeaderSize]byte
 	have int // header bytes seen of the current message
 	left int // payload bytes left of the current message, once the header is complete
+
+	envelopes bool
+	env       wirelimit.Scanner // the current message's envelope
+	scanning  bool              // env follows the current message
 }
 
 // atBoundary reports whether the next byte starts a message.
@@ -50,29 +57,60 @@ func (s *msgScanner) limit(n int) int {
 }
 
 // feed takes in p and calls onHeader with the type, stream ID and data
-// length of every message header completed in it.
-func (s *msgScanner) feed(p []byte, onHeader func(typ byte, stream uint32, size int)) {
+// length of every message header completed in it. With envelopes set, it
+// checks the payload of every request and response against ttrpc's
+// envelope (wirelimit.RequestEnvelope, ResponseEnvelope: the metadata of
+// a request, the status and its details of a response, not the method's
+// message inside) as its bytes pass, before ttrpc decodes it. It returns
+// the first error of onHeader or of a check.
+func (s *msgScanner) feed(p []byte, onHeader func(typ byte, stream uint32, size int) error) error {
 	for len(p) > 0 {
 		if s.have < ttrpcHeaderSize {
 			n := copy(s.hdr[s.have:], p)
 			s.have += n
 			p = p[n:]
-			if s.have == ttrpcHeaderSize {
-				s.left = int(binary.BigEndian.Uint32(s.hdr[0:4]))
-				onHeader(s.hdr[8], binary.BigEndian.Uint32(s.hdr[4:8]), s.left)
-				if s.left == 0 {
-					s.have = 0
+			if s.have < ttrpcHeaderSize {
+				continue
+			}
+			typ := s.hdr[8]
+			s.left = int(binary.BigEndian.Uint32(s.hdr[0:4]))
+			if err := onHeader(typ, binary.BigEndian.Uint32(s.hdr[4:8]), s.left); err != nil {
+				return err
+			}
+			s.scanning = s.envelopes && (typ == ttrpcTypeRequest || typ == ttrpcTypeResponse)
+			if s.scanning {
+				env := wirelimit.ResponseEnvelope()
+				if typ == ttrpcTypeRequest {
+					env = wirelimit.RequestEnvelope()
+				}
+				s.env.Reset(env, s.left)
+			}
+		} else {
+			n := min(len(p), s.left)
+			if s.scanning {
+				if err := s.env.Feed(p[:n]); err != nil {
+					return envelopeError(err)
 				}
 			}
-			continue
+			s.left -= n
+			p = p[n:]
 		}
-		n := min(len(p), s.left)
-		s.left -= n
-		p = p[n:]
 		if s.left == 0 {
 			s.have = 0
+			if s.scanning {
+				if err := s.env.Close(); err != nil {
+					return envelopeError(err)
+				}
+			}
 		}
 	}
+	return nil
+}
+
+// envelopeError is why a plugin's message was refused by its envelope's
+// check.
+func envelopeError(err error) error {
+	return fmt.Errorf("plugin sent a ttrpc message the runtime does not decode: %w", err)
 }
 
 // inflightGate counts a plugin's Runtime-service requests that are not
@@ -146,9 +184,10 @@ func (g *inflightGate) close() { g.once.Do(func() { close(g.closed) }) }
 // runtime follows as they are read: their length must stay within the
 // endpoint's message limit (a small one until the plugin is configured,
 // see connEndpoint.setMessageLimit), checked on each header before ttrpc
-// allocates the message; and, with a gate (the Runtime service's
-// connection), reading waits at each message boundary while the gate is
-// full. Without a gate and once the limit is lifted, reads pass through.
+// allocates the message; ttrpc's envelope of each request and response
+// must stay within its bounds (msgScanner.feed), checked before ttrpc
+// decodes it; and, with a gate (the Runtime service's connection),
+// reading waits at each message boundary while the gate is full.
 type msgConn struct {
 	net.Conn
 	// limit is the largest message accepted now; violate is told (and
@@ -165,28 +204,33 @@ type msgConn struct {
 
 // Read implements net.Conn.
 func (c *msgConn) Read(p []byte) (int, error) {
-	limit := int(c.limit.Load())
-	if c.gate == nil && limit >= MaxMessageSize {
-		return c.Conn.Read(p)
-	}
-	if c.in.atBoundary() && c.gate != nil && !c.gate.wait(c.gone) {
-		return 0, net.ErrClosed
-	}
-	n, err := c.Conn.Read(p[:c.in.limit(len(p))])
-	var tooLarge error
-	c.in.feed(p[:n], func(typ byte, stream uint32, size int) {
-		if size > limit {
-			tooLarge = fmt.Errorf("plugin sent a %d-byte message before it was configured (limit %d)", size, limit)
+	if c.gate != nil {
+		if c.in.atBoundary() && !c.gate.wait(c.gone) {
+			return 0, net.ErrClosed
 		}
-		if c.gate != nil && (typ == ttrpcTypeRequest || typ == ttrpcTypeData) {
-			c.gate.request(stream, size)
-		}
-	})
-	if tooLarge != nil {
-		c.violate(tooLarge)
-		return 0, tooLarge
+		// Stop at the end of the message, for the gate to hold the next.
+		p = p[:c.in.limit(len(p))]
+	}
+	n, err := c.Conn.Read(p)
+	if verr := c.in.feed(p[:n], c.header); verr != nil {
+		c.violate(verr)
+		return 0, verr
 	}
 	return n, err
+}
+
+// header checks the header of a message read and counts a request (or a
+// stream's data) in the gate.
+func (c *msgConn) header(typ byte, stream uint32, size int) error {
+	// The limit now, not when the Read began: a Read that waited since
+	// before the plugin was configured reads a message sent after.
+	if limit := int(c.limit.Load()); size > limit {
+		return fmt.Errorf("plugin sent a %d-byte message before it was configured (limit %d)", size, limit)
+	}
+	if c.gate != nil && (typ == ttrpcTypeRequest || typ == ttrpcTypeData) {
+		c.gate.request(stream, size)
+	}
+	return nil
 }
 
 // Write implements net.Conn, counting the answers written.
@@ -196,10 +240,11 @@ func (c *msgConn) Write(p []byte) (int, error) {
 		return n, err
 	}
 	c.mu.Lock()
-	c.out.feed(p[:n], func(typ byte, stream uint32, _ int) {
+	_ = c.out.feed(p[:n], func(typ byte, stream uint32, _ int) error {
 		if typ == ttrpcTypeResponse {
 			c.gate.answered(stream)
 		}
+		return nil
 	})
 	c.mu.Unlock()
 	return n, err
@@ -211,4 +256,11 @@ func (c *msgConn) Close() error {
 		c.gate.close()
 	}
 	return c.Conn.Close()
+}
+
+// unanswered returns the requests read and not answered yet.
+func (g *inflightGate) unanswered() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }

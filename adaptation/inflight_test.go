@@ -58,7 +58,7 @@ func TestMsgScanner(t *testing.T) {
 				t.Fatalf("a read of %d bytes at %d crosses the boundary at %d", n, off, k)
 			}
 		}
-		s.feed(stream[off:off+n], func(typ byte, _ uint32, _ int) { got = append(got, typ) })
+		_ = s.feed(stream[off:off+n], func(typ byte, _ uint32, _ int) error { got = append(got, typ); return nil })
 		off += n
 		if s.atBoundary() != msgEnd[off] {
 			t.Fatalf("atBoundary=%v at offset %d", s.atBoundary(), off)

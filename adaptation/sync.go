@@ -90,7 +90,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 			if a.ctx.Err() != nil {
 				return ErrStopped
 			}
-			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: timeout, Err: err}
+			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: timeout, Err: bounded(kind, err)}
 			return fmt.Errorf("part %d: %w", i+1, perr)
 		}
 		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {

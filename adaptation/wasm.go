@@ -149,6 +149,8 @@ func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
 		Reinit:           ep.reinit,
 		MaxModuleSize:    a.cfg.maxModuleSize,
 		TrustedFile:      true,
+		MaxAnswerSize:    a.cfg.maxAnswerSize,
+		MaxMessageSize:   MaxMessageSize,
 	})
 	if err != nil {
 		var (
@@ -205,8 +207,8 @@ func (e *wasmEndpoint) Configure(ctx context.Context, req *api.ConfigureRequest)
 		return nil, err
 	}
 	rsp := &api.ConfigureResponse{}
-	if err := proto.Unmarshal(out, rsp); err != nil {
-		return nil, &wasmhost.DecodeError{Plugin: e.mod.Name(), Func: wasmhost.FuncConfigure, Err: err}
+	if err := e.mod.DecodeAnswer("Configure", out, rsp); err != nil {
+		return nil, err
 	}
 	return rsp, nil
 }
@@ -238,8 +240,9 @@ func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 }
 
 // failure maps the module's errors: a guest's error string is its
-// answer; a trap, exit, ABI violation, failed re-initialisation or
-// undecodable answer is a crash; a closed module is a lost plugin.
+// answer; an answer above its bounds is oversize; a trap, exit, ABI
+// violation, failed re-initialisation or undecodable answer is a crash; a
+// closed module is a lost plugin.
 func (e *wasmEndpoint) failure(err error) FailureKind {
 	var (
 		call   *wasmhost.CallError
@@ -252,6 +255,8 @@ func (e *wasmEndpoint) failure(err error) FailureKind {
 		return FailureRejected
 	case errors.As(err, &call) && call.Kind == wasmhost.KindTimeout:
 		return FailureTimeout
+	case errors.As(err, &call) && call.Kind == wasmhost.KindOversize:
+		return FailureOversize
 	case errors.As(err, &call), errors.As(err, &decode):
 		return FailureCrashed
 	}

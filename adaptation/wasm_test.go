@@ -267,3 +267,44 @@ func TestWASMBadModules(t *testing.T) {
 		t.Errorf("plugins %+v, want none", rt.a.Plugins())
 	}
 }
+
+// TestWASMAnswerBounds: a WASM plugin's answer above the max answer size
+// is refused before the host reads it, one with more updates than
+// MaxUpdatesPerMessage before it is decoded; either is the plugin's
+// failure (FailureOversize: with fail_request, the request fails naming
+// it), and the plugin keeps its instance.
+func TestWASMAnswerBounds(t *testing.T) {
+	fail := PluginPolicy{FailurePolicy: &api.FailurePolicy{FailRequest: true}}
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second), WithPluginOverride("10-wasm", fail))...)
+	installWASM(t, rt, "10-wasm")
+	rt.start(t)
+	for i, tc := range []struct {
+		name string
+		want func(error) bool
+	}{
+		{"updates", func(err error) bool {
+			var count *AnswerCountError
+			return errors.As(err, &count) && count.Limit == MaxUpdatesPerMessage && count.Bound == "update entries"
+		}},
+		{"big", func(err error) bool {
+			var size *AnswerSizeError
+			return errors.As(err, &size) && size.Limit == DefaultMaxAnswerSize && size.Size > 2<<20
+		}},
+	} {
+		_, _, err := createNamed(t, rt.a, i+1, tc.name)
+		var perr *PluginError
+		if !errors.As(err, &perr) || perr.Kind != FailureOversize || perr.Plugin != "10-wasm" || !tc.want(err) {
+			t.Errorf("%s: CreateContainer: %v, want the oversize failure of 10-wasm", tc.name, err)
+		}
+	}
+	if n := rt.store.UpdateCalls(); n != 0 {
+		t.Errorf("%d update calls, want none", n)
+	}
+	env, _, err := createNamed(t, rt.a, 3, "adjust")
+	if err != nil || env["WASM_GUEST"] == "" {
+		t.Fatalf("CreateContainer after the refused answers: %v, %v", env, err)
+	}
+	if n := len(rt.logs.find(func(r logRecord) bool { return r.msg == "made a fresh WASM plugin instance" })); n != 0 {
+		t.Errorf("%d fresh instances, want the first one kept", n)
+	}
+}

@@ -6,6 +6,7 @@ package chaos
 // IDs NRI never opens.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -20,9 +21,11 @@ import (
 	"time"
 
 	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -40,6 +43,9 @@ type rawPlugin struct {
 	flood       int
 	floodID     int
 	answer      *api.ContainerAdjustment // CreateContainer's adjustment
+	answerRaw   []byte                   // CreateContainer's answer, encoded (-behave bloat)
+	bloat       int                      // concurrent UpdateContainers callers (-behave bloat)
+	bloatEmpty  bool                     // bloat with empty entries only (-behave bloat)
 
 	parts    atomic.Int32
 	synced   chan struct{} // closed when the last Synchronize part arrived
@@ -77,7 +83,9 @@ func runRaw(args []string) error {
 	fs.StringVar(&r.version, "version", "chaos", "NRI version to announce")
 	fs.StringVar(&r.behave, "behave", "", "stall: stop reading the socket after registering; "+
 		"flood: pipeline -flood UpdateContainers requests and never read an answer; "+
-		"leave: disconnect once synchronized; otherwise serve until disconnected")
+		"leave: disconnect once synchronized; "+
+		"bloat: answer CreateContainer, and send UpdateContainers from -bloat callers without pause, with messages that decode into as much as the runtime's bounds allow; "+
+		"otherwise serve until disconnected")
 	events := fs.String("events", "CreateContainer", "events to subscribe to")
 	fs.StringVar(&r.namespaces, "namespaces", "", "comma-separated pod namespaces of the plugin's scope (default: all)")
 	fs.BoolVar(&r.failRequest, "fail-request", false, "failure policy fail_request")
@@ -85,6 +93,9 @@ func runRaw(args []string) error {
 	fs.IntVar(&r.flood, "flood", 20000, "UpdateContainers requests to send with -behave flood")
 	fs.IntVar(&r.floodID, "flood-id-bytes", 64, "length of the container IDs in the flood")
 	answerBytes := fs.Int("answer-bytes", 0, "size of the CreateContainer adjustment (environment variables)")
+	fs.IntVar(&r.bloat, "bloat", 4, "concurrent UpdateContainers callers with -behave bloat")
+	fs.BoolVar(&r.bloatEmpty, "bloat-empty", false, "with -behave bloat, send messages of empty updates only, "+
+		"beyond the runtime's bounds (the attack of issue 23)")
 	nameBytes := fs.Int("name-bytes", 0, "register with a name of this many bytes instead of -name")
 	idxBytes := fs.Int("idx-bytes", 0, "register with an index of this many bytes instead of -idx")
 	versionBytes := fs.Int("version-bytes", 0, "announce an NRI version of this many bytes")
@@ -107,6 +118,12 @@ func runRaw(args []string) error {
 	if *answerBytes > 0 {
 		r.answer = bigAdjustment(*answerBytes)
 		say("ANSWER bytes=%d", proto.Size(r.answer))
+	}
+	if r.behave == "bloat" {
+		r.answerRaw = bloatedAdjustment(adaptation.MaxMessageSize - 64<<10)
+		if r.bloatEmpty {
+			r.answerRaw = emptyFields(2, (adaptation.MaxMessageSize-64<<10)/2)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
@@ -148,6 +165,8 @@ func runRaw(args []string) error {
 	}
 	say("REGISTER ok")
 	switch r.behave {
+	case "bloat":
+		return r.bloatUpdates(ctx, m, rt)
 	case "stall":
 		trunk.stalled.Store(true)
 		say("STALLED")
@@ -316,7 +335,11 @@ func (r *rawPlugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
 
 func (r *rawPlugin) CreateContainer(_ context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
 	say("EVENT CreateContainer %s %s", req.GetPod().GetId(), req.GetContainer().GetId())
-	return &api.CreateContainerResponse{Adjust: r.answer}, nil
+	rsp := &api.CreateContainerResponse{Adjust: r.answer}
+	if r.answerRaw != nil {
+		rsp.ProtoReflect().SetUnknown(r.answerRaw)
+	}
+	return rsp, nil
 }
 
 // The other events are not subscribed to.
@@ -432,5 +455,88 @@ func runUnopened(args []string) error {
 		})
 	}
 	wg.Wait()
+	return nil
+}
+
+// emptyFields returns n occurrences of field num holding an empty
+// message.
+func emptyFields(num protowire.Number, n int) []byte {
+	return bytes.Repeat(protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), nil), n)
+}
+
+// padFields appends unknown fields (3 bytes each) to b up to size bytes.
+func padFields(b []byte, size int) []byte {
+	one := protowire.AppendVarint(protowire.AppendTag(nil, 999, protowire.VarintType), 0)
+	for len(b)+len(one) <= size {
+		b = append(b, one...)
+	}
+	return b
+}
+
+// bloatedAdjustment returns the encoding of a CreateContainerResponse of
+// size bytes that decodes into as much as the runtime's bounds allow
+// (internal/wirelimit's TestDecodedWorstCase: empty prestart hooks up to
+// MaxMessageValues, then unknown fields; hooks, unlike mounts, do not
+// conflict between plugins).
+func bloatedAdjustment(size int) []byte {
+	prestart := emptyFields(1, adaptation.MaxMessageValues-2)
+	hooks := protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), prestart)
+	adjust := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), hooks)
+	return padFields(adjust, size)
+}
+
+// bloatedUpdates returns the encoding of an UpdateContainersRequest of
+// size bytes within the runtime's bounds: MaxUpdatesPerMessage updates of
+// containers the runtime does not know (so none is applied), each with
+// 28 empty device entries, then unknown fields.
+func bloatedUpdates(size int) []byte {
+	var b []byte
+	devices := emptyFields(7, (adaptation.MaxMessageValues-4*adaptation.MaxUpdatesPerMessage)/adaptation.MaxUpdatesPerMessage)
+	for i := range adaptation.MaxUpdatesPerMessage {
+		u := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), fmt.Sprint("bloat-", i))
+		resources := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), devices)
+		u = protowire.AppendBytes(protowire.AppendTag(u, 2, protowire.BytesType), resources)
+		b = protowire.AppendBytes(protowire.AppendTag(b, 1, protowire.BytesType), u)
+	}
+	return padFields(b, size)
+}
+
+// bloatUpdates sends UpdateContainers from r.bloat callers, without
+// pause, until the connection closes; every 16 answers it says "BLOAT n".
+func (r *rawPlugin) bloatUpdates(ctx context.Context, m *mux.Mux, rt api.RuntimeService) error {
+	select {
+	case <-r.synced:
+	case <-ctx.Done():
+		return errors.New("not synchronized")
+	}
+	req := &api.UpdateContainersRequest{}
+	size := adaptation.MaxMessageSize/r.bloat - 64<<10
+	if r.bloatEmpty {
+		req.ProtoReflect().SetUnknown(emptyFields(1, size/2))
+	} else {
+		req.ProtoReflect().SetUnknown(bloatedUpdates(size))
+	}
+	// A small request first: the runtime used to apply the limit of an
+	// unconfigured plugin to the first message read after Configure.
+	if _, err := rt.UpdateContainers(ctx, &api.UpdateContainersRequest{}); err != nil {
+		return err
+	}
+	say("BLOAT start request_bytes=%d", proto.Size(req))
+	var (
+		wg   sync.WaitGroup
+		sent atomic.Int64
+	)
+	for range r.bloat {
+		wg.Go(func() {
+			for m.Err() == nil {
+				_, err := rt.UpdateContainers(ctx, req)
+				if n := sent.Add(1); n%16 == 0 {
+					say("BLOAT %d error=%v", n, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	say("CLOSED %v", m.Err())
 	return nil
 }

@@ -16,6 +16,10 @@ const APIVersion = 1
 // [Options.MemoryLimitPages] is 0: 2048 pages of 64 KiB, 128 MiB.
 const DefaultMemoryLimitPages = 2048
 
+// DefaultMaxMessageSize bounds an answer if [Options.MaxMessageSize] is
+// 0: 4 MiB, the largest message NRI carries over a connection.
+const DefaultMaxMessageSize = 4 << 20
+
 // The functions a plugin module exports for requests, all required.
 const (
 	FuncConfigure   = "plugin_configure"
@@ -145,6 +149,12 @@ const (
 	KindABI
 	// KindInit: a fresh instance could not be made or re-initialised.
 	KindInit
+	// KindOversize: the guest's answer is larger than the call accepts
+	// (Err is a *wirelimit.SizeError; the answer was not read), or holds
+	// more than the host decodes (Err is a *wirelimit.LimitError, see
+	// [Plugin.DecodeAnswer]). The instance is kept: the guest answered
+	// within the ABI.
+	KindOversize
 )
 
 // String returns the kind's name.
@@ -160,6 +170,8 @@ func (k ErrorKind) String() string {
 		return "ABI violation"
 	case KindInit:
 		return "instantiation"
+	case KindOversize:
+		return "answer too large"
 	}
 	return fmt.Sprintf("ErrorKind(%d)", int(k))
 }

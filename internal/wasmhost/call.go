@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nrikit/nrikit/internal/wirelimit"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -17,7 +18,10 @@ const errorBit = 1 << 31
 // EventFunc(api.Event_CREATE_CONTAINER)) with req, the protobuf
 // encoding of its request, and returns the encoding of the response. ctx
 // bounds the call, including the wait for a running call and the making
-// of a fresh instance if the last was discarded. A failed call returns a
+// of a fresh instance if the last was discarded. An answer larger than
+// the export's bound ([Options.MaxAnswerSize] for events,
+// [Options.MaxMessageSize] for the others) is not read: the call fails
+// with KindOversize and the instance is kept. A failed call returns a
 // *[CallError] (or [ErrClosed]).
 func (p *Plugin) Call(ctx context.Context, fn string, req []byte) ([]byte, error) {
 	if !isFunc(fn) {
@@ -95,12 +99,15 @@ func (p *Plugin) call(ctx context.Context, fn string, req []byte) ([]byte, error
 	ptr, size := uint32(res[0]>>32), uint32(res[0])
 	isErr := size&errorBit != 0
 	size &^= errorBit
+	if size > 0 && uint64(ptr)+uint64(size) > uint64(mem.Size()) {
+		return nil, p.abi(ctx, fn, fmt.Errorf("answer (%#x, %d) outside the guest's %d bytes of memory", ptr, size, mem.Size()))
+	}
+	// An answer (or error string) above the call's bound is not read:
+	// the guest may answer with its whole memory.
+	limit := p.opts.answerLimit(fn)
 	var out []byte
-	if size > 0 {
-		view, ok := mem.Read(ptr, size)
-		if !ok {
-			return nil, p.abi(ctx, fn, fmt.Errorf("answer (%#x, %d) outside the guest's %d bytes of memory", ptr, size, mem.Size()))
-		}
+	if size > 0 && int(size) <= limit {
+		view, _ := mem.Read(ptr, size)
 		out = append([]byte(nil), view...)
 	}
 	// Free the answer, then the request, as upstream's host does.
@@ -112,10 +119,25 @@ func (p *Plugin) call(ctx context.Context, fn string, req []byte) ([]byte, error
 			return nil, p.fail(ctx, fn, "free", err)
 		}
 	}
+	if int(size) > limit {
+		return nil, &CallError{Plugin: p.name, Func: fn, Kind: KindOversize, Err: &wirelimit.SizeError{Size: int(size), Limit: limit}}
+	}
 	if isErr {
 		return nil, &CallError{Plugin: p.name, Func: fn, Kind: KindGuest, Message: string(out)}
 	}
 	return out, nil
+}
+
+// answerLimit returns the largest answer accepted from the export fn.
+func (o *Options) answerLimit(fn string) int {
+	limit := o.MaxMessageSize
+	if limit <= 0 {
+		limit = DefaultMaxMessageSize
+	}
+	if fn == FuncConfigure || fn == FuncSynchronize || fn == FuncShutdown || o.MaxAnswerSize <= 0 {
+		return limit
+	}
+	return min(o.MaxAnswerSize, limit)
 }
 
 // fail classifies the error of calling export what during a call of fn

@@ -2,9 +2,11 @@ package wasmhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wirelimit"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -36,7 +38,8 @@ func MethodFunc(method string) string {
 type DecodeError struct {
 	// Plugin and Func name the plugin and the export called.
 	Plugin, Func string
-	// Err is protobuf's error.
+	// Err is protobuf's error, or the check's (wrapping
+	// wirelimit.ErrMalformed).
 	Err error
 }
 
@@ -64,6 +67,26 @@ func (p *Plugin) CallMessage(ctx context.Context, method string, req, rsp proto.
 	out, err := p.Call(ctx, fn, buf)
 	if err != nil {
 		return err
+	}
+	return p.DecodeAnswer(method, out, rsp)
+}
+
+// DecodeAnswer decodes out, the guest's answer to the Plugin service
+// method named method, into rsp, after checking it against what the host
+// decodes from one message (wirelimit.Answer: the updates, evictions and
+// values it holds): an answer above those bounds is not decoded and fails
+// with a *[CallError] of KindOversize, wrapping the *wirelimit.LimitError;
+// an undecodable answer with a *[DecodeError].
+func (p *Plugin) DecodeAnswer(method string, out []byte, rsp proto.Message) error {
+	fn := MethodFunc(method)
+	if s := wirelimit.Answer(method); s != nil {
+		var lerr *wirelimit.LimitError
+		switch err := s.Check(out); {
+		case errors.As(err, &lerr):
+			return &CallError{Plugin: p.Name(), Func: fn, Kind: KindOversize, Err: err}
+		case err != nil:
+			return &DecodeError{Plugin: p.Name(), Func: fn, Err: err}
+		}
 	}
 	if err := proto.Unmarshal(out, rsp); err != nil {
 		return &DecodeError{Plugin: p.Name(), Func: fn, Err: err}

@@ -12,10 +12,13 @@
 // bounds discards the instance: the next call gets a fresh instance,
 // after [Options.Reinit] replayed what the plugin must know (its
 // Configure request). A guest that answers an error string keeps its
-// instance. The guest's stdout, stderr and env.log messages go to the
-// plugin's logger (also those of its initialisation), line by line, each
-// cut to 8 KiB with a note of its length; how many it may log is its
-// logger's business (the adaptation's is rate-limited per plugin).
+// instance, and so does one whose answer is larger than the call accepts
+// ([Options.MaxMessageSize], [Options.MaxAnswerSize]: the answer is not
+// read) or holds more than the host decodes ([Plugin.DecodeAnswer]). The
+// guest's stdout, stderr and env.log messages go to the plugin's logger
+// (also those of its initialisation), line by line, each cut to 8 KiB
+// with a note of its length; how many it may log is its logger's
+// business (the adaptation's is rate-limited per plugin).
 //
 // Instances: a Plugin holds at most one instance and serves one call at
 // a time (NRI calls a plugin sequentially); a call waiting for another

@@ -42,6 +42,12 @@ type Options struct {
 	// replays its Configure request there). An error fails the call
 	// with KindInit and discards the instance again.
 	Reinit func(ctx context.Context, call func(ctx context.Context, fn string, req []byte) ([]byte, error)) error
+	// MaxMessageSize bounds every answer of the guest, in bytes; 0 for
+	// DefaultMaxMessageSize. A larger answer is not read (KindOversize).
+	MaxMessageSize int
+	// MaxAnswerSize bounds the answers to events (the exports of
+	// EventFunc and plugin_state_change), in bytes; 0 for MaxMessageSize.
+	MaxAnswerSize int
 }
 
 // maxModuleSize returns the module size cap.

@@ -6,8 +6,9 @@
 // wasmguest), "alloc" allocates without limit, "fail" returns an error,
 // "print" writes to stdout and stderr and logs through env.log, "big-output"
 // writes a 16 MiB line to stdout and logs a 16 MiB message through
-// env.log. Shutdown prints "guest shutting down". Initialising, the guest
-// logs "guest initialising" through env.log.
+// env.log, "updates" asks for 1,025 container updates, "big" adds a 2 MiB
+// environment variable. Shutdown prints "guest shutting down".
+// Initialising, the guest logs "guest initialising" through env.log.
 package main
 
 import (
@@ -58,6 +59,16 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		big := strings.Repeat("x", 16<<20)
 		fmt.Println("big line " + big)
 		wasmguest.Log(api.LogRequest_LEVEL_INFO, "big message "+big)
+	case "updates":
+		var ups []*api.ContainerUpdate
+		for i := range 1025 {
+			ups = append(ups, &api.ContainerUpdate{ContainerId: fmt.Sprint("ctr-", i)})
+		}
+		return nil, ups, nil
+	case "big":
+		adj := &api.ContainerAdjustment{}
+		adj.AddEnv("BIG", strings.Repeat("x", 2<<20))
+		return adj, nil, nil
 	}
 	adj := &api.ContainerAdjustment{}
 	adj.AddEnv("WASM_GUEST", "configured="+p.configured)
