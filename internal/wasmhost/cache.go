@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	nri "github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // Cache is what the plugins loaded with it ([Options.Cache]) share: the
@@ -223,11 +224,11 @@ func (c *Cache) instantiateEnv(ctx context.Context, r wazero.Runtime) error {
 		}
 		log.Log(ctx, level, req.GetMsg(), "stream", "env.log")
 	}
-	_, err := r.NewHostModuleBuilder("env").
+	_, err := r.NewHostModuleBuilder(wasmabi.HostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(logFn), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
 		WithParameterNames("offset", "size").
-		Export("log").
+		Export(wasmabi.HostLog).
 		Instantiate(ctx)
 	return err
 }
