@@ -9,6 +9,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -19,6 +20,9 @@ import (
 // a connection, in-process through serve.
 type method struct {
 	name string
+	// wasm is the export of the WASM ABI that serves the method
+	// (docs/wasm-abi.md), looked up once here rather than on every call.
+	wasm string
 	// answer is the type of the method's answer, to decode it into.
 	answer protoreflect.MessageType
 	serve  func(api.PluginService, context.Context, proto.Message) (proto.Message, error)
@@ -27,7 +31,7 @@ type method struct {
 // newMethod describes the method call of api.PluginService, named name.
 func newMethod[Req, Rsp proto.Message](name string, call func(api.PluginService, context.Context, Req) (Rsp, error)) *method {
 	var rsp Rsp
-	return &method{name: name, answer: rsp.ProtoReflect().Type(),
+	return &method{name: name, wasm: wasmabi.MethodFunc(name), answer: rsp.ProtoReflect().Type(),
 		serve: func(svc api.PluginService, ctx context.Context, req proto.Message) (proto.Message, error) {
 			r, _ := req.(Req)
 			return call(svc, ctx, r)

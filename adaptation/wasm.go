@@ -226,14 +226,14 @@ func (e *wasmEndpoint) reinit(ctx context.Context, call func(context.Context, st
 }
 
 // call encodes req (with what sh shares, as a connection does) and calls
-// the export serving m.
+// the export serving m (m.wasm).
 func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
 	msg, err := sh.wire(req)
 	if err != nil {
 		return nil, err
 	}
 	rsp := m.answer.New().Interface()
-	if err := e.mod.CallMessage(ctx, m.name, msg, rsp); err != nil {
+	if err := e.mod.CallMessage(ctx, m.wasm, msg, rsp); err != nil {
 		return nil, err
 	}
 	return rsp, nil

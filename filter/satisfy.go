@@ -2,6 +2,7 @@ package filter
 
 import (
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/nrikit/nrikit/api"
@@ -90,8 +91,22 @@ func (s *Selector) satisfy(labels map[string]string) {
 	}
 }
 
-// literalRegexp matches regular expressions that are plain strings.
-var literalRegexp = regexp.MustCompile(`\A[A-Za-z0-9_./: -]*\z`)
+// isLiteralRegexp reports whether the regular expression re is a plain
+// string: letters, digits and "_./: -" only. (A function, not a compiled
+// regular expression in a package variable, whose initialisation every
+// program importing the package would link and run: a WASM guest without
+// a scope must not carry the regexp package.)
+func isLiteralRegexp(re string) bool {
+	for _, r := range re {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune("_./: -", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // satisfyAnnotation returns annotations (a new map if nil) with the
 // condition m made to hold where it can.
@@ -103,7 +118,7 @@ func satisfyAnnotation(m annotationMatcher, annotations map[string]string) map[s
 	case api.AnnotationMatch_EQUALS:
 		annotations[m.key] = m.value
 	case api.AnnotationMatch_REGEX:
-		if literalRegexp.MatchString(m.value) {
+		if isLiteralRegexp(m.value) {
 			annotations[m.key] = m.value
 		}
 	default:

@@ -21,5 +21,5 @@ func NewBuiltin(plugin any, opts ...Option) (api.PluginService, error) {
 			c.name = api.FullPluginName(c.cfg.idx, c.cfg.name)
 		}
 	}
-	return &dispatcher{c: c}, nil
+	return newDispatcher(c), nil
 }

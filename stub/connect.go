@@ -64,7 +64,7 @@ type session struct {
 // runtime did not take it in time or the connection broke, ends the
 // session (ttrpc cannot use a connection after a failed write anyway).
 func newSession(c *core, conn net.Conn) (*session, error) {
-	regTimeout := c.runtime().regTimeout
+	regTimeout := c.runtime().RegTimeout
 	muxOpts := []mux.Option{mux.WithWriteTimeout(regTimeout)}
 	lay, err := nriconn.New(conn, nriconn.PluginRole, muxOpts, c.cfg.serverOptions()...)
 	if err != nil {
@@ -82,21 +82,19 @@ func newSession(c *core, conn net.Conn) (*session, error) {
 		clientDone: make(chan struct{}),
 	}
 	s.writeTimeout.Store(int64(regTimeout))
-	s.disp = &dispatcher{
-		c: c,
-		onConfigured: func(err error) {
-			// Configure told the stub the runtime's request timeout
-			// (adopted even if the plugin's configuration failed).
-			s.setWriteTimeout(c.requestTimeout())
-			select {
-			case s.cfgC <- err:
-			default: // only the first Configure matters
-			}
-		},
-		onShutdown:    func() { s.shutdownOnce.Do(func() { close(s.shutdownC) }) },
-		onSynchronize: func() { s.syncOnce.Do(func() { close(s.syncC) }) },
+	s.disp = newDispatcher(c)
+	s.disp.onConfigured = func(err error) {
+		// Configure told the stub the runtime's request timeout
+		// (adopted even if the plugin's configuration failed).
+		s.setWriteTimeout(c.p.RequestTimeout())
+		select {
+		case s.cfgC <- err:
+		default: // only the first Configure matters
+		}
 	}
-	s.disp.sync.gc = &syncGC{percent: int(c.syncGCPercent.Load())}
+	s.disp.onShutdown = func() { s.shutdownOnce.Do(func() { close(s.shutdownC) }) }
+	s.disp.onSynchronize = func() { s.syncOnce.Do(func() { close(s.syncC) }) }
+	s.disp.gc = &syncGC{percent: int(c.syncGCPercent.Load())}
 	api.RegisterPluginService(srv, s.disp)
 
 	// Our close hook goes last: ttrpc keeps only one.
@@ -161,7 +159,7 @@ func (s *session) close() {
 		s.client.Close()
 		s.cancel()
 		<-s.serveDone
-		s.disp.sync.gc.end() // if the connection ended while synchronizing
+		s.disp.gc.end() // if the connection ended while synchronizing
 	})
 }
 

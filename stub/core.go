@@ -4,46 +4,29 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	pcore "github.com/nrikit/nrikit/stub/internal/core"
 )
 
-// core is what a Stub and a builtin plugin share: the plugin's handlers,
-// its configuration and what the runtime told it.
+// core is what a Stub and a builtin plugin share: the stub's
+// configuration and the plugin, served by the transport-free core
+// (stub/internal/core) that the WASM guest support serves too.
 type core struct {
-	cfg         config
-	log         *slog.Logger
-	h           handlers
-	implemented api.EventMask
-	// wanted is the subscription before intersection: WithSubscription
-	// or the implemented events.
-	wanted api.EventMask
-	name   string // IDX-NAME, for messages
+	cfg config
+	log *slog.Logger
+	p   *pcore.Plugin
+	// name is the plugin's IDX-NAME, for messages; set before the first
+	// request.
+	name string
 	// metrics are recorded by a Stub with WithMetricsAddr (nil: none).
 	metrics *stubMetrics
-	// scope is the compiled WithScope, for runtimes that do not
-	// evaluate it.
-	scope plannedScope
 
 	// syncGCPercent is the GC percentage sessions apply while
 	// synchronizing (0: none); set by Start (see WithSyncGCPercent).
 	syncGCPercent atomic.Int32
-
-	mu      sync.Mutex
-	info    runtimeInfo
-	dropped api.EventMask // last dropped set that was logged
-}
-
-// runtimeInfo is what the runtime's Configure request told the stub.
-type runtimeInfo struct {
-	regTimeout, reqTimeout, syncTimeout time.Duration
-	runtimeName, runtimeVersion         string
-	nriVersion                          string
-	subscription                        api.EventMask
 }
 
 // newCore applies the options and collects the plugin's handlers.
@@ -57,154 +40,49 @@ func newCore(plugin any, opts []Option) (*core, error) {
 			return nil, err
 		}
 	}
-	h, implemented, err := collectHandlers(plugin)
+	c := &core{cfg: cfg, log: cfg.logger}
+	matcher, scopeErr := planScope(&cfg)
+	p, err := pcore.New(plugin, pcore.Config{
+		Subscription:  cfg.subscription,
+		Required:      cfg.required,
+		Policy:        cfg.policy,
+		AskTimeout:    cfg.askTimeout,
+		RegTimeout:    cfg.regTimeout,
+		DefaultConfig: cfg.config,
+		Scope:         cfg.scope,
+		Matcher:       matcher,
+		ScopeErr:      scopeErr,
+		Log:           c.logCore,
+		Observe:       c.observe,
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stub: %w", err)
 	}
-	if extra := cfg.subscription &^ implemented; extra != 0 {
-		return nil, fmt.Errorf("stub: WithSubscription: plugin %T has no handlers for %s", plugin, extra)
+	c.p = p
+	return c, nil
+}
+
+// logCore logs a diagnostic of the core with the plugin's name.
+func (c *core) logCore(level pcore.Level, msg string, kv ...any) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, slog.Level(level)) {
+		return
 	}
-	if extra := cfg.required &^ implemented; extra != 0 {
-		return nil, fmt.Errorf("stub: WithRequiredEvents: plugin %T has no handlers for %s", plugin, extra)
+	c.log.Log(ctx, slog.Level(level), msg, append([]any{"plugin", c.name}, kv...)...)
+}
+
+// observe records a handler call in the metrics and warns of one that
+// took longer than the runtime waits.
+func (c *core) observe(handler string, took, timeout time.Duration, err error) {
+	c.metrics.observe(handler, took, err)
+	if timeout > 0 && took > timeout {
+		c.log.Warn("plugin handler took longer than the runtime's request timeout",
+			"plugin", c.name, "handler", handler, "duration", took, "timeout", timeout)
 	}
-	wanted := implemented
-	if cfg.subscription != 0 {
-		wanted = cfg.subscription
-	}
-	return &core{
-		cfg:         cfg,
-		log:         cfg.logger,
-		h:           h,
-		implemented: implemented,
-		wanted:      wanted,
-		scope:       planScope(&cfg),
-		info: runtimeInfo{
-			regTimeout:   cfg.regTimeout,
-			reqTimeout:   api.DefaultRequestTimeout,
-			subscription: wanted,
-		},
-	}, nil
 }
 
 // runtime returns a snapshot of what the runtime told the stub.
-func (c *core) runtime() runtimeInfo {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.info
-}
+func (c *core) runtime() pcore.RuntimeInfo { return c.p.Runtime() }
 
-// requestTimeout is the runtime's per-request timeout.
-func (c *core) requestTimeout() time.Duration {
-	return c.runtime().reqTimeout
-}
-
-// syncTimeout is the runtime's timeout for one Synchronize part.
-func (c *core) syncTimeout() time.Duration {
-	info := c.runtime()
-	if info.syncTimeout > 0 {
-		return info.syncTimeout
-	}
-	return info.reqTimeout
-}
-
-// adopt records the runtime's description of itself and its timeouts.
-func (c *core) adopt(req *api.ConfigureRequest, nriVersion string) {
-	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.info.runtimeName, c.info.runtimeVersion = req.GetRuntimeName(), req.GetRuntimeVersion()
-	c.info.nriVersion = nriVersion
-	if v := req.GetRegistrationTimeout(); v > 0 {
-		c.info.regTimeout = ms(v)
-	}
-	if v := req.GetRequestTimeout(); v > 0 {
-		c.info.reqTimeout = ms(v)
-	}
-	// A nrikit runtime grants the requested timeout up to its maximum.
-	if limit := req.GetMaxRequestTimeout(); c.cfg.askTimeout > 0 && limit > 0 {
-		c.info.reqTimeout = min(c.cfg.askTimeout, ms(limit))
-	}
-	c.info.syncTimeout = ms(req.GetSynchronizeTimeout())
-}
-
-// configure answers the runtime's Configure request: it calls the
-// plugin's Configure handler and resolves the subscription.
-func (c *core) configure(ctx context.Context, d *dispatcher, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
-	rt := supportedEvents(req)
-	c.adopt(req, rt.nriVersion)
-	c.log.Info("configuring plugin", "plugin", c.name, "runtime", req.GetRuntimeName(),
-		"version", req.GetRuntimeVersion(), "nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
-
-	wanted := c.wanted
-	if c.h.Configure != nil {
-		var events api.EventMask
-		err := d.invoke(ctx, "Configure", c.requestTimeout(), func(ctx context.Context) error {
-			var err error
-			config := req.GetConfig()
-			if strings.TrimSpace(config) == "" {
-				config = c.cfg.config
-			}
-			events, err = c.h.Configure(ctx, config, req.GetRuntimeName(), req.GetRuntimeVersion())
-			return err
-		})
-		if err != nil {
-			c.log.Error("plugin configuration failed", "plugin", c.name, "error", err)
-			return nil, err
-		}
-		if events != 0 {
-			if extra := events &^ c.implemented; extra != 0 {
-				err := fmt.Errorf("stub: Configure handler subscribed to events without handlers: %s (0x%x)", extra, uint32(extra))
-				c.log.Error("plugin configuration failed", "plugin", c.name, "error", err)
-				return nil, err
-			}
-			wanted = events
-		}
-	}
-
-	sub, err := resolveSubscription(wanted, c.cfg.required, rt)
-	if err != nil {
-		c.log.Error("plugin cannot subscribe", "plugin", c.name, "error", err)
-		return nil, err
-	}
-	c.noteDropped(sub.dropped, rt)
-
-	gate, extra, err := c.gateFor(req, sub.events)
-	if err != nil {
-		c.log.Error("plugin cannot enforce its scope", "plugin", c.name, "error", err)
-		return nil, err
-	}
-	if gate != nil {
-		c.log.Info("the runtime does not evaluate scopes: the stub enforces the plugin's", "plugin", c.name,
-			"scope", gate.f.String(), "tracking", extra)
-	}
-	sub.events |= extra
-	d.gate.Store(gate)
-
-	c.mu.Lock()
-	c.info.subscription = sub.events
-	c.mu.Unlock()
-	c.log.Info("subscribing plugin", "plugin", c.name, "events", sub.events)
-
-	rsp := &api.ConfigureResponse{
-		Events:        int32(sub.events),
-		FailurePolicy: c.cfg.policy,
-		Scope:         c.cfg.scope,
-	}
-	if c.cfg.askTimeout > 0 {
-		rsp.RequestTimeout = c.cfg.askTimeout.Milliseconds()
-	}
-	return rsp, nil
-}
-
-// noteDropped logs the events dropped from the subscription, once for
-// each different set.
-func (c *core) noteDropped(dropped api.EventMask, rt runtimeEvents) {
-	c.mu.Lock()
-	changed := dropped != c.dropped
-	c.dropped = dropped
-	c.mu.Unlock()
-	if changed && dropped != 0 {
-		c.log.Info("runtime does not support some events the plugin handles; not subscribing to them",
-			"plugin", c.name, "dropped", dropped.String(), "basis", rt.basis)
-	}
-}
+// implemented returns the events the plugin has handlers for.
+func (c *core) implemented() api.EventMask { return c.p.Implemented() }

@@ -7,7 +7,10 @@
 //
 // The handler interfaces have exactly the method signatures of
 // containerd/nri's stub package, so a plugin written for upstream is ported
-// by changing its imports.
+// by changing its imports. The same plugin builds into a WebAssembly module
+// with package stub/wasmguest, which serves the runtime's requests with the
+// stub's own core (stub/internal/core): configuration, subscription,
+// scopes and opt-outs behave alike in both.
 //
 //	type plugin struct{}
 //
@@ -183,4 +186,9 @@
 //
 // [NewBuiltin] performs the same dispatch in-process, for runtimes that
 // host plugins as Go values.
+//
+// What the stub does with a request once it has it, from Configure's
+// subscription to the scope gate and the handlers' opt-outs, is the
+// transport-free core in stub/internal/core; the stub adds the connection,
+// the registration, metrics and the process settings around it.
 package stub

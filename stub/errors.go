@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/nrikit/nrikit/api"
+	pcore "github.com/nrikit/nrikit/stub/internal/core"
 	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
@@ -74,26 +74,6 @@ func (e *RegistrationError) Error() string {
 // UnsupportedEventsError is the configuration error returned when the
 // runtime cannot deliver events the plugin needs: events given with
 // [WithRequiredEvents], or, when Required is false, every event the plugin
-// subscribes to.
-type UnsupportedEventsError struct {
-	// Events are the events the runtime cannot deliver.
-	Events api.EventMask
-	// Supported are the events the runtime delivers, as far as the stub
-	// could tell.
-	Supported api.EventMask
-	// Basis describes how the stub determined Supported, for example
-	// "advertised by the runtime" or "NRI v0.8.0, inferred from containerd v1.7.30".
-	Basis string
-	// Required is true if Events are required events.
-	Required bool
-}
-
-// Error implements the error interface.
-func (e *UnsupportedEventsError) Error() string {
-	what := "required events not supported by the runtime"
-	if !e.Required {
-		what = "the runtime supports none of the subscribed events"
-	}
-	return fmt.Sprintf("%s: %s (0x%x); supported: %s (%s)",
-		what, e.Events, uint32(e.Events), e.Supported, e.Basis)
-}
+// subscribes to. (It is shared with the WASM guest support,
+// stub/wasmguest, whose plugins subscribe the same way.)
+type UnsupportedEventsError = pcore.UnsupportedEventsError

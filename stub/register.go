@@ -22,7 +22,7 @@ const flushGrace = time.Second
 // after accepting it. (The latter also covers a RegisterPlugin answer that
 // ttrpc drops when the connection closes right after it.)
 func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct{}) error {
-	timeout := st.c.runtime().regTimeout
+	timeout := st.c.runtime().RegTimeout
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
@@ -62,7 +62,7 @@ func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct
 	registered, configured := false, false
 	done := func() error {
 		accepted = true
-		st.c.log.Info("plugin registered", "plugin", st.Name(), "events", st.c.runtime().subscription)
+		st.c.log.Info("plugin registered", "plugin", st.Name(), "events", st.c.runtime().Subscription)
 		return nil
 	}
 	for !registered || !configured {
@@ -98,7 +98,7 @@ func (st *Stub) register(ctx context.Context, sess *session, stopC <-chan struct
 			}
 			configured = true
 			// The runtime's registration timeout now applies.
-			timeout = st.c.runtime().regTimeout
+			timeout = st.c.runtime().RegTimeout
 			timer.Reset(timeout)
 		case <-sess.syncC:
 			return done()

@@ -75,7 +75,7 @@ func New(plugin any, opts ...Option) (*Stub, error) {
 	if c.cfg.metricsAddr != "" {
 		c.metrics = newStubMetrics()
 	}
-	c.log.Info("created plugin stub", "handles", c.implemented.String(), "connection", id.source.String())
+	c.log.Info("created plugin stub", "handles", c.implemented().String(), "connection", id.source.String())
 	return &Stub{c: c, id: id}, nil
 }
 
@@ -85,24 +85,24 @@ func (st *Stub) Name() string { return st.c.name }
 // RegistrationTimeout returns the registration timeout: the runtime's,
 // once it configured the plugin, otherwise the default or
 // [WithRegistrationTimeout].
-func (st *Stub) RegistrationTimeout() time.Duration { return st.c.runtime().regTimeout }
+func (st *Stub) RegistrationTimeout() time.Duration { return st.c.runtime().RegTimeout }
 
 // RequestTimeout returns the time the runtime waits for the plugin to
 // answer a request: the runtime's, once it configured the plugin
 // (including a longer timeout granted for [WithRequestTimeout]), otherwise
 // [api.DefaultRequestTimeout].
-func (st *Stub) RequestTimeout() time.Duration { return st.c.runtime().reqTimeout }
+func (st *Stub) RequestTimeout() time.Duration { return st.c.runtime().ReqTimeout }
 
 // RuntimeName returns the runtime's name, once it configured the plugin.
-func (st *Stub) RuntimeName() string { return st.c.runtime().runtimeName }
+func (st *Stub) RuntimeName() string { return st.c.runtime().RuntimeName }
 
 // RuntimeVersion returns the runtime's version, once it configured the
 // plugin.
-func (st *Stub) RuntimeVersion() string { return st.c.runtime().runtimeVersion }
+func (st *Stub) RuntimeVersion() string { return st.c.runtime().RuntimeVersion }
 
 // RuntimeNRIVersion returns the runtime's NRI version as reported by it or
 // inferred from its name and version, or "" if it is not known.
-func (st *Stub) RuntimeNRIVersion() string { return st.c.runtime().nriVersion }
+func (st *Stub) RuntimeNRIVersion() string { return st.c.runtime().NRIVersion }
 
 // PluginNRIVersion returns the NRI protocol version the stub speaks,
 // [api.NRIVersion].
@@ -111,7 +111,7 @@ func (st *Stub) PluginNRIVersion() string { return api.NRIVersion }
 // Subscription returns the events the plugin is subscribed to: after
 // Configure, the effective subscription (intersected with what the
 // runtime supports); before, the subscription the stub will ask for.
-func (st *Stub) Subscription() api.EventMask { return st.c.runtime().subscription }
+func (st *Stub) Subscription() api.EventMask { return st.c.runtime().Subscription }
 
 // Start connects to the runtime, registers the plugin and waits until the
 // runtime has configured it and accepted the registration; see the package
@@ -152,7 +152,7 @@ func (st *Stub) Start(ctx context.Context) error {
 // connectAndRegister connects and registers. The session is current
 // (for UpdateContainers from handlers) as soon as it exists.
 func (st *Stub) connectAndRegister(ctx context.Context, stopC <-chan struct{}) (*session, error) {
-	conn, err := st.connect(st.c.runtime().regTimeout)
+	conn, err := st.connect(st.c.runtime().RegTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -6,11 +6,14 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // APIVersion is the ABI version a module's plugin_api_version must
-// return (upstream's PluginPluginAPIVersion).
-const APIVersion = 1
+// return (upstream's PluginPluginAPIVersion). The ABI's names and
+// encoding are defined once, in internal/wasmabi, for the host and the
+// guest support (stub/wasmguest).
+const APIVersion = wasmabi.APIVersion
 
 // DefaultMemoryLimitPages is the memory limit of a module if
 // [Options.MemoryLimitPages] is 0: 2048 pages of 64 KiB, 128 MiB.
@@ -20,64 +23,22 @@ const DefaultMemoryLimitPages = 2048
 // 0: 4 MiB, the largest message NRI carries over a connection.
 const DefaultMaxMessageSize = 4 << 20
 
-// The functions a plugin module exports for requests, all required.
+// The functions a plugin module exports for the requests that are not
+// events, all required (see [EventFunc] for the others).
 const (
-	FuncConfigure   = "plugin_configure"
-	FuncSynchronize = "plugin_synchronize"
-	FuncShutdown    = "plugin_shutdown"
-	FuncStateChange = "plugin_state_change"
+	FuncConfigure   = wasmabi.FuncConfigure
+	FuncSynchronize = wasmabi.FuncSynchronize
+	FuncShutdown    = wasmabi.FuncShutdown
+	FuncStateChange = wasmabi.FuncStateChange
 )
-
-// eventFuncs are the exports of the event requests, by event.
-var eventFuncs = [...]string{
-	api.Event_RUN_POD_SANDBOX:               "plugin_run_pod_sandbox",
-	api.Event_STOP_POD_SANDBOX:              "plugin_stop_pod_sandbox",
-	api.Event_REMOVE_POD_SANDBOX:            "plugin_remove_pod_sandbox",
-	api.Event_CREATE_CONTAINER:              "plugin_create_container",
-	api.Event_POST_CREATE_CONTAINER:         "plugin_post_create_container",
-	api.Event_START_CONTAINER:               "plugin_start_container",
-	api.Event_POST_START_CONTAINER:          "plugin_post_start_container",
-	api.Event_UPDATE_CONTAINER:              "plugin_update_container",
-	api.Event_POST_UPDATE_CONTAINER:         "plugin_post_update_container",
-	api.Event_STOP_CONTAINER:                "plugin_stop_container",
-	api.Event_REMOVE_CONTAINER:              "plugin_remove_container",
-	api.Event_UPDATE_POD_SANDBOX:            "plugin_update_pod_sandbox",
-	api.Event_POST_UPDATE_POD_SANDBOX:       "plugin_post_update_pod_sandbox",
-	api.Event_VALIDATE_CONTAINER_ADJUSTMENT: "plugin_validate_container_adjustment",
-}
 
 // EventFunc returns the export that serves event e's request ("" for an
 // invalid event).
-func EventFunc(e api.Event) string {
-	if !e.IsValid() {
-		return ""
-	}
-	return eventFuncs[e]
-}
+func EventFunc(e api.Event) string { return wasmabi.EventFunc(e) }
 
 // Funcs returns the names of every request export a module must have,
 // in a fixed order.
-func Funcs() []string {
-	fns := []string{FuncConfigure, FuncSynchronize, FuncShutdown}
-	for _, e := range api.Events() {
-		fns = append(fns, EventFunc(e))
-	}
-	return append(fns, FuncStateChange)
-}
-
-// isFunc reports whether fn is a request export.
-func isFunc(fn string) bool {
-	switch fn {
-	case FuncConfigure, FuncSynchronize, FuncShutdown, FuncStateChange:
-		return true
-	}
-	for _, f := range eventFuncs {
-		if f != "" && f == fn {
-			return true
-		}
-	}
-	return false
-}
+func Funcs() []string { return wasmabi.Funcs() }
 
 var (
 	// ErrDisabled is returned by Load in a binary built with the tag

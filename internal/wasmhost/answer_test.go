@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,7 +112,7 @@ func setAnswer(t testing.TB, p *Plugin, ptr, size uint32, errBit bool, mallocRet
 	mem := p.inst.mod.Memory()
 	ret := uint64(ptr)<<32 | uint64(size)
 	if errBit {
-		ret |= errorBit
+		ret |= wasmabi.ErrorBit
 	}
 	var hdr [12]byte
 	binary.LittleEndian.PutUint64(hdr[0:8], ret)

@@ -16,6 +16,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // Cache is what the plugins loaded with it ([Options.Cache]) share: the
@@ -306,11 +308,11 @@ func (c *Cache) instantiateEnv(ctx context.Context, r wazero.Runtime) error {
 		}
 		logFromGuest(ctx, log, b)
 	}
-	_, err := r.NewHostModuleBuilder("env").
+	_, err := r.NewHostModuleBuilder(wasmabi.HostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(logFn), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
 		WithParameterNames("offset", "size").
-		Export("log").
+		Export(wasmabi.HostLog).
 		Instantiate(ctx)
 	return err
 }

@@ -9,10 +9,9 @@ import (
 
 	"github.com/nrikit/nrikit/internal/wirelimit"
 	"github.com/tetratelabs/wazero/sys"
-)
 
-// errorBit marks the size of an answer that is an error string.
-const errorBit = 1 << 31
+	"github.com/nrikit/nrikit/internal/wasmabi"
+)
 
 // Call runs the request export fn (such as [FuncConfigure] or
 // EventFunc(api.Event_CREATE_CONTAINER)) with req, the protobuf
@@ -24,7 +23,7 @@ const errorBit = 1 << 31
 // with KindOversize and the instance is kept. A failed call returns a
 // *[CallError] (or [ErrClosed]).
 func (p *Plugin) Call(ctx context.Context, fn string, req []byte) ([]byte, error) {
-	if !isFunc(fn) {
+	if !wasmabi.IsFunc(fn) {
 		return nil, fmt.Errorf("wasmhost: plugin %s: %q is not a request function of the ABI", p.name, fn)
 	}
 	select {
@@ -73,12 +72,13 @@ func (p *Plugin) renew(ctx context.Context, fn string) error {
 
 // call runs fn on the current instance (the caller holds the turn).
 func (p *Plugin) call(ctx context.Context, fn string, req []byte) ([]byte, error) {
-	if !isFunc(fn) {
-		return nil, fmt.Errorf("wasmhost: plugin %s: %q is not a request function of the ABI", p.name, fn)
-	}
 	inst := p.inst
 	if inst == nil {
 		return nil, &CallError{Plugin: p.name, Func: fn, Kind: KindInit, Err: errors.New("no instance")}
+	}
+	export := inst.fns[fn]
+	if export == nil {
+		return nil, fmt.Errorf("wasmhost: plugin %s: %q is not a request function of the ABI", p.name, fn)
 	}
 	mem := inst.mod.Memory()
 	var reqPtr uint64
@@ -92,13 +92,11 @@ func (p *Plugin) call(ctx context.Context, fn string, req []byte) ([]byte, error
 			return nil, p.abi(ctx, fn, fmt.Errorf("malloc(%d) returned %#x, outside the guest's %d bytes of memory", len(req), reqPtr, mem.Size()))
 		}
 	}
-	res, err := inst.fns[fn].Call(ctx, reqPtr, uint64(len(req)))
+	res, err := export.Call(ctx, reqPtr, uint64(len(req)))
 	if err != nil {
 		return nil, p.fail(ctx, fn, fn, err)
 	}
-	ptr, size := uint32(res[0]>>32), uint32(res[0])
-	isErr := size&errorBit != 0
-	size &^= errorBit
+	ptr, size, isErr := wasmabi.ParseAnswer(res[0])
 	if size > 0 && uint64(ptr)+uint64(size) > uint64(mem.Size()) {
 		return nil, p.abi(ctx, fn, fmt.Errorf("answer (%#x, %d) outside the guest's %d bytes of memory", ptr, size, mem.Size()))
 	}

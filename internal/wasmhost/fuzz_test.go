@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
@@ -21,7 +22,7 @@ func abiMethods() (methods, fns []string) {
 	sd := api.File_nrikit_nri_proto.Services().ByName("Plugin").Methods()
 	for i := range sd.Len() {
 		m := string(sd.Get(i).Name())
-		methods, fns = append(methods, m), append(fns, MethodFunc(m))
+		methods, fns = append(methods, m), append(fns, wasmabi.MethodFunc(m))
 	}
 	return methods, fns
 }
@@ -51,7 +52,7 @@ func FuzzCallABI(f *testing.F) {
 		i := int(which&0x3f) % len(fns)
 		fn, method := fns[i], methods[i]
 		mem := p.inst.mod.Memory()
-		ptr, size, errBit := uint32(ret>>32), uint32(ret)&^errorBit, uint32(ret)&errorBit != 0
+		ptr, size, errBit := uint32(ret>>32), uint32(ret)&^wasmabi.ErrorBit, uint32(ret)&wasmabi.ErrorBit != 0
 		if which&0x80 == 0 { // the fuzzer's bytes, at a valid place
 			ptr, size, errBit = 64, uint32(min(len(data), int(mem.Size())-64)), which&0x40 != 0
 			data = data[:size]
@@ -70,7 +71,7 @@ func FuzzCallABI(f *testing.F) {
 				}
 			}
 			ret := binary.LittleEndian.Uint64(hdr)
-			ptr, size, errBit = uint32(ret>>32), uint32(ret)&^errorBit, uint32(ret)&errorBit != 0
+			ptr, size, errBit = uint32(ret>>32), uint32(ret)&^wasmabi.ErrorBit, uint32(ret)&wasmabi.ErrorBit != 0
 		}
 		gen := p.Generation()
 		out, err := p.Call(context.Background(), fn, req)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // Plugin is a loaded WASM plugin module.
@@ -170,13 +172,13 @@ func typeNames(ts []wapi.ValueType) string {
 
 // checkExports checks that the module exports what the ABI requires.
 func checkExports(path string, m wazero.CompiledModule) error {
-	want := map[string]signature{"plugin_api_version": sigVersion, "malloc": sigMalloc, "free": sigFree}
+	want := map[string]signature{wasmabi.ExportAPIVersion: sigVersion, wasmabi.ExportMalloc: sigMalloc, wasmabi.ExportFree: sigFree}
 	for _, fn := range Funcs() {
 		want[fn] = sigRequest
 	}
 	have := m.ExportedFunctions()
 	e := &ExportError{Path: path}
-	for _, fn := range append([]string{"plugin_api_version", "malloc", "free"}, Funcs()...) {
+	for _, fn := range append([]string{wasmabi.ExportAPIVersion, wasmabi.ExportMalloc, wasmabi.ExportFree}, Funcs()...) {
 		d, ok := have[fn]
 		switch {
 		case !ok:
@@ -186,8 +188,8 @@ func checkExports(path string, m wazero.CompiledModule) error {
 				signature{params: d.ParamTypes(), results: d.ResultTypes()}, want[fn]))
 		}
 	}
-	if _, ok := m.ExportedMemories()["memory"]; !ok {
-		e.Missing = append(e.Missing, "memory")
+	if _, ok := m.ExportedMemories()[wasmabi.ExportMemory]; !ok {
+		e.Missing = append(e.Missing, wasmabi.ExportMemory)
 	}
 	_, initialize := have["_initialize"]
 	_, start := have["_start"]
@@ -216,14 +218,14 @@ func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {
 	p.generation.Add(1)
 	inst := &instance{
 		mod:    mod,
-		malloc: mod.ExportedFunction("malloc"),
-		free:   mod.ExportedFunction("free"),
+		malloc: mod.ExportedFunction(wasmabi.ExportMalloc),
+		free:   mod.ExportedFunction(wasmabi.ExportFree),
 		fns:    make(map[string]wapi.Function),
 	}
 	for _, fn := range Funcs() {
 		inst.fns[fn] = mod.ExportedFunction(fn)
 	}
-	res, err := mod.ExportedFunction("plugin_api_version").Call(ctx)
+	res, err := mod.ExportedFunction(wasmabi.ExportAPIVersion).Call(ctx)
 	if err != nil {
 		p.closeInstance(ctx, inst)
 		return nil, fmt.Errorf("wasmhost: %s: plugin_api_version: %w", p.name, err)

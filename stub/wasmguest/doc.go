@@ -31,27 +31,46 @@
 //
 // The package exports, through //go:wasmexport in its wasip1 files,
 // plugin_api_version, malloc, free and plugin_<request> for Configure,
-// Synchronize, Shutdown, StateChange and every event; a request the
-// plugin has no handler for is answered empty. Configure answers with
-// the events the plugin handles (or [WithSubscription]'s, or the
-// Configure handler's non-zero result), restricted to those the runtime
-// advertises if it does: on a WASM plugin the Configure response is the
-// subscription. A handler error is answered as an error string, except
-// the opt-out sentinels ([ErrNotInterestedInPod], the stub's too), which
-// become the answer's opt-out as in the stub; a handler panic is
-// recovered into an error string (and its stack logged). A scope
-// ([WithScope]) is sent to the runtime and, on a runtime that does not
-// evaluate scopes, enforced in the guest without CEL. [Log] writes to the
-// host's log through the env.log import; stdout and stderr reach the log
-// of nrikit's runtime (upstream's discards them).
+// Synchronize, Shutdown, StateChange and every event (the ABI's names and
+// encoding, defined once for this package and nrikit's host in
+// internal/wasmabi). A request is decoded and served by the same
+// transport-free core as a stub process serves its connection with
+// (stub/internal/core), so a plugin answers alike as a process and as a
+// module (TestProcessAndWASMAnswerAlike plays one plugin both ways and
+// compares every answer):
+//
+//   - Configure hands the plugin's Configure handler the runtime's
+//     configuration, or [WithDefaultConfig]'s when the runtime sends
+//     none, and answers with the subscription: the events the plugin
+//     handles (or [WithSubscription]'s, or the Configure handler's
+//     non-zero result), restricted to those the runtime delivers as it
+//     advertises them, as its NRI version (reported, or inferred from its
+//     name and version) implies, or as the oldest NRI release does;
+//     [WithRequiredEvents] events must be among them. On a WASM plugin the
+//     Configure response is the subscription.
+//   - A request the plugin has no handler for is answered empty. A
+//     handler error is answered as an error string, except the opt-out
+//     sentinels ([ErrNotInterestedInPod], the stub's too), which become
+//     the answer's opt-out in RunPodSandbox and CreateContainer and
+//     success elsewhere; a validator's error rejects the adjustment; a
+//     handler panic is recovered into an error string (and its stack
+//     logged).
+//   - A scope ([WithScope]) is sent to the runtime and, on a runtime that
+//     does not evaluate scopes, enforced in the guest without CEL, as the
+//     stub enforces it: a scope on container annotations is decided at a
+//     container's creation and remembered until its removal.
+//
+// [Log] writes to the host's log through the env.log import, where the
+// guest's own diagnostics go too; stdout and stderr reach the log of
+// nrikit's runtime (upstream's discards them).
 //
 // Size: a guest links neither ttrpc (package api's ttrpc services are
 // not built for wasip1) nor, unless the plugin uses [WithScope], the
 // scope filter and its regular expressions; the template plugin's module
-// is about 7.8 MB (7.5 MB with -ldflags='-s -w'), most of it the Go
+// is about 8.0 MB (7.8 MB with -ldflags='-s -w'), most of it the Go
 // runtime and protobuf's reflection.
 //
-// The core, [Guest], is platform-neutral: [New] and [Guest.Handle] serve
-// the ABI's requests from protobuf bytes to protobuf bytes, and run in
-// ordinary tests.
+// [Guest] is platform-neutral: [New] and [Guest.Handle] serve the ABI's
+// requests from protobuf bytes to protobuf bytes, and run in ordinary
+// tests.
 package wasmguest

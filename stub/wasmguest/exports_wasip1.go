@@ -5,11 +5,13 @@
 package wasmguest
 
 import (
+	"fmt"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // The module's state. A c-shared module's exports are package-level
@@ -25,9 +27,9 @@ var (
 	// allocations keeps the buffers the host allocated with malloc alive
 	// until it frees them.
 	allocations = map[uint32][]byte{}
-	// answer is the last response, kept alive until the host frees it or
+	// last is the last answer, kept alive until the host frees it or
 	// the next call replaces it.
-	answer []byte
+	last []byte
 )
 
 // Register makes plugin the module's plugin; call it from an init
@@ -57,7 +59,7 @@ func Log(level api.LogRequest_Level, msg string) {
 		return
 	}
 	rsp := hostLog(uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b)))
-	if ptr := uint32(rsp >> 32); ptr != 0 {
+	if ptr, _, _ := wasmabi.ParseAnswer(rsp); ptr != 0 {
 		delete(allocations, ptr) // the host's (empty) answer, if it allocated one
 	}
 	keep(b)
@@ -84,27 +86,24 @@ func malloc(size uint32) uint32 {
 
 //go:wasmexport free
 func free(ptr uint32) {
-	if len(answer) > 0 && ptr == uint32(uintptr(unsafe.Pointer(&answer[0]))) {
-		answer = nil
+	if len(last) > 0 && ptr == uint32(uintptr(unsafe.Pointer(&last[0]))) {
+		last = nil
 		return
 	}
 	delete(allocations, ptr)
 }
 
 //go:wasmexport plugin_api_version
-func pluginAPIVersion() uint64 { return APIVersion }
+func pluginAPIVersion() uint64 { return wasmabi.APIVersion }
 
 // notRegistered answers every request of a module whose plugin did not
 // call Register.
 const notRegistered = "wasmguest: no plugin registered (call wasmguest.Register from an init function: a c-shared module does not run main)"
 
-// errorBit marks the size of an answer that is an error string.
-const errorBit = 1 << 31
-
-// serve answers a call of export fn with the request at (ptr, size):
-// ptr<<32 | size of the response, with errorBit set in size for an error
+// answer answers a call of export fn with the request at (ptr, size),
+// encoded as the ABI says (wasmabi.Answer): the response, or an error
 // string.
-func serve(fn string, ptr, size uint32) uint64 {
+func answer(fn string, ptr, size uint32) uint64 {
 	var req []byte
 	if size > 0 {
 		req = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(ptr))), size)
@@ -114,7 +113,7 @@ func serve(fn string, ptr, size uint32) uint64 {
 		if registerErr != nil {
 			msg = registerErr.Error()
 		}
-		return reply([]byte(msg), errorBit)
+		return reply([]byte(msg), true)
 	}
 	rsp, err := registered.Handle(fn, req)
 	if err != nil {
@@ -122,70 +121,73 @@ func serve(fn string, ptr, size uint32) uint64 {
 		if msg == "" {
 			msg = "wasmguest: handler failed with an empty error"
 		}
-		return reply([]byte(msg), errorBit)
+		return reply([]byte(msg), true)
 	}
-	return reply(rsp, 0)
+	return reply(rsp, false)
 }
 
 // reply keeps b alive as the answer and encodes its position.
-func reply(b []byte, flag uint64) uint64 {
-	answer = b
-	if len(b) == 0 {
-		return flag
+func reply(b []byte, isError bool) uint64 {
+	if len(b) > wasmabi.MaxAnswerSize {
+		b, isError = []byte(fmt.Sprintf("wasmguest: answer of %d bytes is too large for the ABI", len(b))), true
 	}
-	return uint64(uintptr(unsafe.Pointer(&b[0])))<<32 | uint64(len(b)) | flag
+	last = b
+	if len(b) == 0 {
+		return wasmabi.Answer(0, 0, isError)
+	}
+	return wasmabi.Answer(uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b)), isError)
 }
 
 //go:wasmexport plugin_configure
-func pluginConfigure(ptr, size uint32) uint64 { return serve(FuncConfigure, ptr, size) }
+func pluginConfigure(ptr, size uint32) uint64 { return answer(FuncConfigure, ptr, size) }
 
 //go:wasmexport plugin_synchronize
-func pluginSynchronize(ptr, size uint32) uint64 { return serve(FuncSynchronize, ptr, size) }
+func pluginSynchronize(ptr, size uint32) uint64 { return answer(FuncSynchronize, ptr, size) }
 
 //go:wasmexport plugin_shutdown
-func pluginShutdown(ptr, size uint32) uint64 { return serve(FuncShutdown, ptr, size) }
+func pluginShutdown(ptr, size uint32) uint64 { return answer(FuncShutdown, ptr, size) }
 
 //go:wasmexport plugin_run_pod_sandbox
-func pluginRunPod(ptr, size uint32) uint64 { return serve(FuncRunPod, ptr, size) }
+func pluginRunPod(ptr, size uint32) uint64 { return answer(FuncRunPod, ptr, size) }
 
 //go:wasmexport plugin_update_pod_sandbox
-func pluginUpdatePod(ptr, size uint32) uint64 { return serve(FuncUpdatePod, ptr, size) }
+func pluginUpdatePod(ptr, size uint32) uint64 { return answer(FuncUpdatePod, ptr, size) }
 
 //go:wasmexport plugin_post_update_pod_sandbox
-func pluginPostUpdatePod(ptr, size uint32) uint64 { return serve(FuncPostUpdatePod, ptr, size) }
+func pluginPostUpdatePod(ptr, size uint32) uint64 { return answer(FuncPostUpdatePod, ptr, size) }
 
 //go:wasmexport plugin_stop_pod_sandbox
-func pluginStopPod(ptr, size uint32) uint64 { return serve(FuncStopPod, ptr, size) }
+func pluginStopPod(ptr, size uint32) uint64 { return answer(FuncStopPod, ptr, size) }
 
 //go:wasmexport plugin_remove_pod_sandbox
-func pluginRemovePod(ptr, size uint32) uint64 { return serve(FuncRemovePod, ptr, size) }
+func pluginRemovePod(ptr, size uint32) uint64 { return answer(FuncRemovePod, ptr, size) }
 
 //go:wasmexport plugin_create_container
-func pluginCreateContainer(ptr, size uint32) uint64 { return serve(FuncCreateContainer, ptr, size) }
+func pluginCreateContainer(ptr, size uint32) uint64 { return answer(FuncCreateContainer, ptr, size) }
 
 //go:wasmexport plugin_post_create_container
-func pluginPostCreate(ptr, size uint32) uint64 { return serve(FuncPostCreate, ptr, size) }
+func pluginPostCreate(ptr, size uint32) uint64 { return answer(FuncPostCreate, ptr, size) }
 
 //go:wasmexport plugin_start_container
-func pluginStartContainer(ptr, size uint32) uint64 { return serve(FuncStartContainer, ptr, size) }
+func pluginStartContainer(ptr, size uint32) uint64 { return answer(FuncStartContainer, ptr, size) }
 
 //go:wasmexport plugin_post_start_container
-func pluginPostStart(ptr, size uint32) uint64 { return serve(FuncPostStart, ptr, size) }
+func pluginPostStart(ptr, size uint32) uint64 { return answer(FuncPostStart, ptr, size) }
 
 //go:wasmexport plugin_update_container
-func pluginUpdateContainer(ptr, size uint32) uint64 { return serve(FuncUpdateContainer, ptr, size) }
+func pluginUpdateContainer(ptr, size uint32) uint64 { return answer(FuncUpdateContainer, ptr, size) }
 
 //go:wasmexport plugin_post_update_container
-func pluginPostUpdate(ptr, size uint32) uint64 { return serve(FuncPostUpdate, ptr, size) }
+func pluginPostUpdate(ptr, size uint32) uint64 { return answer(FuncPostUpdate, ptr, size) }
 
 //go:wasmexport plugin_stop_container
-func pluginStopContainer(ptr, size uint32) uint64 { return serve(FuncStopContainer, ptr, size) }
+func pluginStopContainer(ptr, size uint32) uint64 { return answer(FuncStopContainer, ptr, size) }
 
 //go:wasmexport plugin_remove_container
-func pluginRemoveContainer(ptr, size uint32) uint64 { return serve(FuncRemoveContainer, ptr, size) }
+func pluginRemoveContainer(ptr, size uint32) uint64 { return answer(FuncRemoveContainer, ptr, size) }
 
 //go:wasmexport plugin_state_change
-func pluginStateChange(ptr, size uint32) uint64 { return serve(FuncStateChange, ptr, size) }
+func pluginStateChange(ptr, size uint32) uint64 { return answer(FuncStateChange, ptr, size) }
 
 //go:wasmexport plugin_validate_container_adjustment
-func pluginValidate(ptr, size uint32) uint64 { return serve(FuncValidate, ptr, size) }
+func pluginValidate(ptr, size uint32) uint64 { return answer(FuncValidate, ptr, size) }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/fastdecode"
+	"github.com/nrikit/nrikit/internal/wasmabi"
+	pcore "github.com/nrikit/nrikit/stub/internal/core"
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
@@ -31,39 +31,40 @@ var (
 // APIVersion is the version of the WASM ABI the guest implements, the
 // value of its plugin_api_version export (upstream's
 // PluginPluginAPIVersion).
-const APIVersion = 1
+const APIVersion = wasmabi.APIVersion
 
-// The names of the functions a plugin module exports, one per request.
+// The names of the functions a plugin module exports, one per request
+// (the ABI's, defined once for the guest and the host in
+// internal/wasmabi).
 const (
-	FuncConfigure       = "plugin_configure"
-	FuncSynchronize     = "plugin_synchronize"
-	FuncShutdown        = "plugin_shutdown"
-	FuncRunPod          = "plugin_run_pod_sandbox"
-	FuncUpdatePod       = "plugin_update_pod_sandbox"
-	FuncPostUpdatePod   = "plugin_post_update_pod_sandbox"
-	FuncStopPod         = "plugin_stop_pod_sandbox"
-	FuncRemovePod       = "plugin_remove_pod_sandbox"
-	FuncCreateContainer = "plugin_create_container"
-	FuncPostCreate      = "plugin_post_create_container"
-	FuncStartContainer  = "plugin_start_container"
-	FuncPostStart       = "plugin_post_start_container"
-	FuncUpdateContainer = "plugin_update_container"
-	FuncPostUpdate      = "plugin_post_update_container"
-	FuncStopContainer   = "plugin_stop_container"
-	FuncRemoveContainer = "plugin_remove_container"
-	FuncStateChange     = "plugin_state_change"
-	FuncValidate        = "plugin_validate_container_adjustment"
+	FuncConfigure       = wasmabi.FuncConfigure
+	FuncSynchronize     = wasmabi.FuncSynchronize
+	FuncShutdown        = wasmabi.FuncShutdown
+	FuncRunPod          = wasmabi.FuncRunPod
+	FuncUpdatePod       = wasmabi.FuncUpdatePod
+	FuncPostUpdatePod   = wasmabi.FuncPostUpdatePod
+	FuncStopPod         = wasmabi.FuncStopPod
+	FuncRemovePod       = wasmabi.FuncRemovePod
+	FuncCreateContainer = wasmabi.FuncCreateContainer
+	FuncPostCreate      = wasmabi.FuncPostCreate
+	FuncStartContainer  = wasmabi.FuncStartContainer
+	FuncPostStart       = wasmabi.FuncPostStart
+	FuncUpdateContainer = wasmabi.FuncUpdateContainer
+	FuncPostUpdate      = wasmabi.FuncPostUpdate
+	FuncStopContainer   = wasmabi.FuncStopContainer
+	FuncRemoveContainer = wasmabi.FuncRemoveContainer
+	FuncStateChange     = wasmabi.FuncStateChange
+	FuncValidate        = wasmabi.FuncValidate
 )
 
 // Option configures a [Guest].
 type Option func(*config) error
 
 type config struct {
-	subscription api.EventMask
-	policy       *api.FailurePolicy
-	scope        *api.PluginScope
-	// newGate is set with scope (see gate).
-	newGate func(*api.PluginScope, *api.ConfigureRequest) (*gate, error)
+	core pcore.Config
+	// compile compiles core.Scope; set by WithScope, so that only a
+	// plugin with a scope links the filter (see scope.go).
+	compile func(*api.PluginScope) (pcore.Matcher, error)
 	log     func(level api.LogRequest_Level, msg string)
 }
 
@@ -75,7 +76,25 @@ func WithSubscription(mask api.EventMask) Option {
 		if mask == 0 {
 			return errors.New("wasmguest: WithSubscription: empty mask")
 		}
-		c.subscription = mask
+		c.core.Subscription = mask
+		return nil
+	}
+}
+
+// WithRequiredEvents names events the plugin cannot work without: its
+// Configure fails, with an error naming them, if the runtime cannot
+// deliver them. Other events the runtime does not deliver are dropped
+// from the subscription. mask must be a subset of the implemented events.
+// As for the stub (stub.WithRequiredEvents), what a runtime delivers is
+// what it advertises, else what its NRI version (reported, or inferred
+// from its name and version) implies; an unknown runtime is assumed to
+// deliver the required events and the oldest NRI release's others.
+func WithRequiredEvents(mask api.EventMask) Option {
+	return func(c *config) error {
+		if u := mask.Unknown(); u != 0 {
+			return fmt.Errorf("wasmguest: WithRequiredEvents: unknown event bits 0x%x", uint32(u))
+		}
+		c.core.Required = mask
 		return nil
 	}
 }
@@ -84,24 +103,19 @@ func WithSubscription(mask api.EventMask) Option {
 // runtime does when the plugin fails; nil for the runtime's default).
 func WithFailurePolicy(policy *api.FailurePolicy) Option {
 	return func(c *config) error {
-		c.policy = policy
+		c.core.Policy = policy
 		return nil
 	}
 }
 
-// WithScope limits the pods and containers the plugin's handlers see, as
-// the stub's WithScope does: the scope is sent to the runtime with the
-// Configure response, and on a runtime that does not evaluate scopes
-// (one that does not advertise its events, such as upstream's) the guest
-// evaluates it itself before each handler. The guest evaluates scopes
-// without CEL: on such a runtime a scope with a CEL expression fails
-// Configure.
-func WithScope(scope *api.PluginScope) Option {
+// WithDefaultConfig sets the configuration passed to the plugin's
+// Configure handler when the runtime sends none (a runtime sends a WASM
+// plugin its configuration file, if it has one), as the stub's
+// WithDefaultConfig does. A non-empty configuration from the runtime
+// wins.
+func WithDefaultConfig(text string) Option {
 	return func(c *config) error {
-		if scope == nil {
-			return errors.New("wasmguest: WithScope: nil scope")
-		}
-		c.scope, c.newGate = scope, newGate
+		c.core.DefaultConfig = text
 		return nil
 	}
 }
@@ -119,27 +133,23 @@ func WithLog(log func(level api.LogRequest_Level, msg string)) Option {
 	}
 }
 
-// Guest dispatches the requests of the WASM ABI to a plugin's handlers:
-// it decodes a request, calls the handler (if the plugin has one; the
-// others answer empty), and encodes the response. It is the
-// platform-neutral core of the package; the module's exports feed it.
-// A Guest serves one request at a time, as the host calls it.
+// Guest serves the requests of the WASM ABI with a plugin's handlers: it
+// decodes a request, hands it to the transport-free core the stub serves
+// its connections with (scope gate, handlers, opt-outs, configuration;
+// stub/internal/core), and encodes the answer. A request the plugin has
+// no handler for is answered empty. It is the platform-neutral part of
+// the package; the module's exports feed it. A Guest serves one request
+// at a time, as the host calls it.
 type Guest struct {
-	cfg         config
-	h           handlers.Set
-	implemented api.EventMask
-	wanted      api.EventMask
-
-	gate *gate     // scope gate of the current configuration, or nil
-	sync syncParts // Synchronize parts collected so far
-	out  []byte    // response buffer, reused
+	s   *pcore.Session
+	out []byte // response buffer, reused
 }
 
 // New returns a Guest for plugin, which implements some of the stub's
 // handler interfaces (stub.ConfigureInterface, stub.CreateContainerInterface,
 // …; see package github.com/nrikit/nrikit/stub).
 func New(plugin any, opts ...Option) (*Guest, error) {
-	cfg := config{log: func(api.LogRequest_Level, string) {}}
+	cfg := config{}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("wasmguest: nil option")
@@ -148,22 +158,21 @@ func New(plugin any, opts ...Option) (*Guest, error) {
 			return nil, err
 		}
 	}
-	h, implemented, err := collectHandlers(plugin)
+	if cfg.compile != nil {
+		cfg.core.Matcher, cfg.core.ScopeErr = cfg.compile(cfg.core.Scope)
+	}
+	if cfg.log != nil {
+		cfg.core.Log = logTo(cfg.log)
+	}
+	p, err := pcore.New(plugin, cfg.core)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("wasmguest: %w", err)
 	}
-	if extra := cfg.subscription &^ implemented; extra != 0 {
-		return nil, fmt.Errorf("wasmguest: WithSubscription: plugin %T has no handlers for %s", plugin, extra)
-	}
-	wanted := implemented
-	if cfg.subscription != 0 {
-		wanted = cfg.subscription
-	}
-	return &Guest{cfg: cfg, h: h, implemented: implemented, wanted: wanted}, nil
+	return &Guest{s: p.NewSession()}, nil
 }
 
 // Implemented returns the events the plugin has handlers for.
-func (g *Guest) Implemented() api.EventMask { return g.implemented }
+func (g *Guest) Implemented() api.EventMask { return g.s.Plugin().Implemented() }
 
 // Handle serves one request: fn is the name of the export called (such as
 // [FuncCreateContainer]), req the protobuf encoding of its request. It
@@ -183,39 +192,27 @@ func (g *Guest) Handle(fn string, req []byte) ([]byte, error) {
 	return out, nil
 }
 
-// decode unmarshals b into m with the hand-written decoders of the
-// requests made of a pod and a container (as the stub does; protobuf-go's
-// reflective decoder takes twice as long in a guest), trusting the host
-// for UTF-8: the requests come from the runtime's encoder, which checks
-// (protobuf-go's Marshal does), and in a guest every loop iteration costs
-// an exit to the host (wazero's check for a stopped call), so checking the
-// strings again would cost ~15% of a CreateContainer call.
-func decode(fn string, b []byte, m proto.Message) error {
-	if err := (fastdecode.UnmarshalOptions{TrustUTF8: true}).Unmarshal(b, m); err != nil {
-		return fmt.Errorf("wasmguest: decoding the %s request: %w", fn, err)
-	}
-	return nil
-}
-
-// panicError is the error a recovered handler panic becomes.
-type panicError struct {
-	handler string
-	value   any
-}
-
-// Error implements the error interface.
-func (e *panicError) Error() string {
-	return fmt.Sprintf("wasmguest: %s handler panicked: %v", e.handler, e.value)
-}
-
-// invoke calls a handler, recovering a panic into an error (and logging
-// its stack).
-func (g *Guest) invoke(name string, fn func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &panicError{handler: name, value: v}
-			g.cfg.log(api.LogRequest_LEVEL_ERROR, err.Error()+"\n"+string(debug.Stack()))
+// logTo adapts a log function to the core's diagnostics: the key-value
+// pairs follow the message as key=value.
+func logTo(log func(api.LogRequest_Level, string)) pcore.LogFunc {
+	return func(level pcore.Level, msg string, kv ...any) {
+		b := []byte(msg)
+		for i := 0; i+1 < len(kv); i += 2 {
+			b = fmt.Appendf(b, " %v=%v", kv[i], kv[i+1])
 		}
-	}()
-	return fn()
+		log(logLevel(level), string(b))
+	}
+}
+
+// logLevel maps a level of the core's diagnostics to env.log's.
+func logLevel(l pcore.Level) api.LogRequest_Level {
+	switch {
+	case l >= pcore.LevelError:
+		return api.LogRequest_LEVEL_ERROR
+	case l >= pcore.LevelWarn:
+		return api.LogRequest_LEVEL_WARN
+	case l >= pcore.LevelInfo:
+		return api.LogRequest_LEVEL_INFO
+	}
+	return api.LogRequest_LEVEL_DEBUG
 }

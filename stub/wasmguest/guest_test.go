@@ -187,13 +187,15 @@ func TestNewErrors(t *testing.T) {
 		plugin any
 		opts   []Option
 	}{
-		"nil plugin":       {nil, nil},
-		"no handlers":      {struct{}{}, nil},
-		"nil option":       {&everything{}, []Option{nil}},
-		"empty mask":       {&everything{}, []Option{WithSubscription(0)}},
-		"unhandled event":  {evicter{}, []Option{WithSubscription(api.MaskOf(api.Event_RUN_POD_SANDBOX))}},
-		"nil scope":        {&everything{}, []Option{WithScope(nil)}},
-		"nil log function": {&everything{}, []Option{WithLog(nil)}},
+		"nil plugin":         {nil, nil},
+		"no handlers":        {struct{}{}, nil},
+		"nil option":         {&everything{}, []Option{nil}},
+		"empty mask":         {&everything{}, []Option{WithSubscription(0)}},
+		"unhandled event":    {evicter{}, []Option{WithSubscription(api.MaskOf(api.Event_RUN_POD_SANDBOX))}},
+		"nil scope":          {&everything{}, []Option{WithScope(nil)}},
+		"nil log function":   {&everything{}, []Option{WithLog(nil)}},
+		"required unhandled": {evicter{}, []Option{WithRequiredEvents(api.MaskOf(api.Event_RUN_POD_SANDBOX))}},
+		"required unknown":   {&everything{}, []Option{WithRequiredEvents(api.EventMask(1 << 30))}},
 	} {
 		if _, err := New(tc.plugin, tc.opts...); err == nil {
 			t.Errorf("%s: New succeeded", name)
@@ -201,18 +203,30 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// TestConfigureSubscription checks the guest's subscription as the
+// stub's: what the plugin wants, restricted to what the runtime delivers
+// by the events it advertises, else by its NRI version (reported, or
+// inferred from its name and version, or the oldest release's events).
 func TestConfigureSubscription(t *testing.T) {
+	oldest := api.AllEvents.Clear(api.Event_UPDATE_POD_SANDBOX, api.Event_POST_UPDATE_POD_SANDBOX, api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
+	create := api.MaskOf(api.Event_CREATE_CONTAINER)
 	for _, tc := range []struct {
-		name      string
-		config    string
-		supported api.EventMask
-		opts      []Option
-		want      api.EventMask
+		name string
+		req  *api.ConfigureRequest
+		opts []Option
+		want api.EventMask
 	}{
-		{"implemented", "", 0, nil, api.AllEvents},
-		{"handler's choice", "only-create", 0, nil, api.MaskOf(api.Event_CREATE_CONTAINER)},
-		{"option", "", 0, []Option{WithSubscription(api.PodEvents)}, api.PodEvents},
-		{"runtime's events", "", api.PodEvents | api.MaskOf(api.Event_CREATE_CONTAINER), nil, api.PodEvents | api.MaskOf(api.Event_CREATE_CONTAINER)},
+		{"implemented", &api.ConfigureRequest{NRIVersion: api.NRIVersion}, nil, api.AllEvents},
+		{"handler's choice", &api.ConfigureRequest{Config: "only-create", NRIVersion: api.NRIVersion}, nil, create},
+		{"option", &api.ConfigureRequest{NRIVersion: api.NRIVersion}, []Option{WithSubscription(api.PodEvents)}, api.PodEvents},
+		{"runtime's events", &api.ConfigureRequest{SupportedEvents: int32(api.PodEvents | create)}, nil, api.PodEvents | create},
+		{"NRI version", &api.ConfigureRequest{NRIVersion: "v0.9.0"}, nil, oldest},
+		{"inferred NRI version", &api.ConfigureRequest{RuntimeName: "containerd", RuntimeVersion: "v2.2.1"}, nil, api.AllEvents},
+		{"unknown runtime", &api.ConfigureRequest{RuntimeName: "x", RuntimeVersion: "v1"}, nil, oldest},
+		{"unknown runtime, required", &api.ConfigureRequest{RuntimeName: "x"},
+			[]Option{WithRequiredEvents(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT))}, oldest.Set(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)},
+		{"default configuration", &api.ConfigureRequest{NRIVersion: api.NRIVersion}, []Option{WithDefaultConfig("only-create")}, create},
+		{"runtime's configuration wins", &api.ConfigureRequest{Config: "all", NRIVersion: api.NRIVersion}, []Option{WithDefaultConfig("only-create")}, api.AllEvents},
 	} {
 		p := &everything{}
 		g, err := New(p, tc.opts...)
@@ -220,13 +234,29 @@ func TestConfigureSubscription(t *testing.T) {
 			t.Fatal(err)
 		}
 		rsp := &api.ConfigureResponse{}
-		req := &api.ConfigureRequest{Config: tc.config, SupportedEvents: int32(tc.supported)}
-		if err := handle(t, g, FuncConfigure, req, rsp); err != nil {
+		if err := handle(t, g, FuncConfigure, tc.req, rsp); err != nil {
 			t.Fatalf("%s: Configure: %v", tc.name, err)
 		}
 		if got := api.EventMask(rsp.GetEvents()); got != tc.want {
 			t.Errorf("%s: events = %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestConfigureRequiredEvents checks that a runtime that cannot deliver
+// a required event fails Configure, naming it, as for the stub.
+func TestConfigureRequiredEvents(t *testing.T) {
+	g, err := New(&everything{}, WithRequiredEvents(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = handle(t, g, FuncConfigure, &api.ConfigureRequest{NRIVersion: "v0.9.0"}, &api.ConfigureResponse{})
+	var ue *stub.UnsupportedEventsError
+	if !errors.As(err, &ue) || !ue.Required || ue.Events != api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT) {
+		t.Errorf("Configure on NRI v0.9.0 = %v, want the stub's UnsupportedEventsError for ValidateContainerAdjustment", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "ValidateContainerAdjustment") {
+		t.Errorf("Configure error %q does not name the event", err)
 	}
 }
 
@@ -350,6 +380,64 @@ func TestScopeEnforcedOnRuntimesThatDoNotEvaluateIt(t *testing.T) {
 	}
 }
 
+// TestScopeDecidedAtCreation checks that a scope on container
+// annotations, which a plugin may change after the container's creation,
+// is decided when the container is created (or synchronized) and holds
+// for its later events, as in the stub: the guest subscribes to
+// CreateContainer and RemoveContainer to remember the containers in
+// scope.
+func TestScopeDecidedAtCreation(t *testing.T) {
+	scope := &api.PluginScope{ContainerAnnotations: []*api.AnnotationMatch{{Key: "gpu", Op: api.AnnotationMatch_EXISTS}}}
+	p := &everything{}
+	g, err := New(p, WithScope(scope), WithSubscription(api.MaskOf(api.Event_START_CONTAINER, api.Event_STOP_CONTAINER)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crsp := &api.ConfigureResponse{}
+	if err := handle(t, g, FuncConfigure, &api.ConfigureRequest{NRIVersion: api.NRIVersion}, crsp); err != nil {
+		t.Fatal(err)
+	}
+	want := api.MaskOf(api.Event_START_CONTAINER, api.Event_STOP_CONTAINER, api.Event_CREATE_CONTAINER, api.Event_REMOVE_CONTAINER)
+	if got := api.EventMask(crsp.GetEvents()); got != want {
+		t.Errorf("subscription %s, want %s (with the events that track containers)", got, want)
+	}
+	pod := &api.PodSandbox{Id: "p", Namespace: "default"}
+	gpu := map[string]string{"gpu": "1"}
+	synced := &api.Container{Id: "s", Name: "synced", PodSandboxId: "p", Annotations: gpu}
+	if err := handle(t, g, FuncSynchronize, &api.SynchronizeRequest{Pods: []*api.PodSandbox{pod}, Containers: []*api.Container{synced}}, &api.SynchronizeResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	in := &api.Container{Id: "in", Name: "in", PodSandboxId: "p", Annotations: gpu}
+	out := &api.Container{Id: "out", Name: "out", PodSandboxId: "p"}
+	for _, c := range []*api.Container{in, out} {
+		rsp := &api.CreateContainerResponse{}
+		if err := handle(t, g, FuncCreateContainer, &api.CreateContainerRequest{Pod: pod, Container: c}, rsp); err != nil {
+			t.Fatal(err)
+		}
+		if c == out && !slices.Equal(rsp.GetOptOut().GetContainerIds(), []string{"out"}) {
+			t.Errorf("CreateContainer out of scope answered %v, want an opt-out of the container", rsp)
+		}
+	}
+	p.calls = nil
+	// After creation the annotations change: the decision holds.
+	start := func(c *api.Container) {
+		t.Helper()
+		if err := handle(t, g, FuncStartContainer, &api.StartContainerRequest{Pod: pod, Container: c}, &api.StartContainerResponse{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(&api.Container{Id: "in", Name: "in", PodSandboxId: "p"})
+	start(&api.Container{Id: "out", Name: "out", PodSandboxId: "p", Annotations: gpu})
+	start(&api.Container{Id: "s", Name: "synced", PodSandboxId: "p"})
+	if err := handle(t, g, FuncRemoveContainer, &api.RemoveContainerRequest{Pod: pod, Container: in}, &api.RemoveContainerResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	start(in) // removed: forgotten
+	if got, want := strings.Join(p.calls, " "), "StartContainer StartContainer RemoveContainer"; got != want {
+		t.Errorf("handler calls %q, want %q (in and synced started, out not, nothing after removal)", got, want)
+	}
+}
+
 // notInterested opts out with the sentinels, wrapped, as a plugin built
 // for both worlds would.
 type notInterested struct{}
@@ -370,6 +458,9 @@ func (notInterested) PostStartContainer(context.Context, *api.PodSandbox, *api.C
 }
 func (notInterested) StopPodSandbox(context.Context, *api.PodSandbox) error {
 	return ErrNotInterestedInPod
+}
+func (notInterested) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) error {
+	return ErrNotInterestedInContainer
 }
 
 // TestOptOutSentinels checks that the stub's sentinels, which are
@@ -410,5 +501,10 @@ func TestOptOutSentinels(t *testing.T) {
 	}
 	if err := handle(t, g, FuncStateChange, &api.StateChangeEvent{Event: api.Event_STOP_POD_SANDBOX, Pod: pod}, &api.Empty{}); err != nil {
 		t.Errorf("StateChange with a sentinel: %v, want success", err)
+	}
+	// A validator's sentinel accepts the adjustment, as in the stub.
+	vr := &api.ValidateContainerAdjustmentResponse{}
+	if err := handle(t, g, FuncValidate, &api.ValidateContainerAdjustmentRequest{Pod: pod, Container: &api.Container{Id: "c1"}}, vr); err != nil || vr.GetReject() {
+		t.Errorf("ValidateContainerAdjustment with a sentinel: %v, %v; want acceptance", vr, err)
 	}
 }

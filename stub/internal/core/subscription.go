@@ -1,4 +1,4 @@
-package stub
+package core
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// runtimeEvents is what the stub knows about the events a runtime
+// runtimeEvents is what the plugin knows about the events a runtime
 // delivers.
 type runtimeEvents struct {
 	// supported are the events the runtime delivers.
@@ -77,4 +77,31 @@ func resolveSubscription(wanted, required api.EventMask, rt runtimeEvents) (subs
 		return subscription{}, &UnsupportedEventsError{Events: wanted, Supported: rt.supported, Basis: rt.basis}
 	}
 	return sub, nil
+}
+
+// UnsupportedEventsError is the configuration error returned when the
+// runtime cannot deliver events the plugin needs: events given with
+// Config.Required, or, when Required is false, every event the plugin
+// subscribes to.
+type UnsupportedEventsError struct {
+	// Events are the events the runtime cannot deliver.
+	Events api.EventMask
+	// Supported are the events the runtime delivers, as far as the plugin
+	// could tell.
+	Supported api.EventMask
+	// Basis describes how the plugin determined Supported, for example
+	// "advertised by the runtime" or "NRI v0.8.0, inferred from containerd v1.7.30".
+	Basis string
+	// Required is true if Events are required events.
+	Required bool
+}
+
+// Error implements the error interface.
+func (e *UnsupportedEventsError) Error() string {
+	what := "required events not supported by the runtime"
+	if !e.Required {
+		what = "the runtime supports none of the subscribed events"
+	}
+	return fmt.Sprintf("%s: %s (0x%x); supported: %s (%s)",
+		what, e.Events, uint32(e.Events), e.Supported, e.Basis)
 }

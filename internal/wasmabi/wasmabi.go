@@ -1,0 +1,164 @@
+// Package wasmabi defines the WebAssembly plugin ABI (docs/wasm-abi.md)
+// once, for both of its sides: the host that loads and calls plugin
+// modules (internal/wasmhost) and the guest support plugins are built
+// with (stub/wasmguest). It holds the names of the module's exports, the
+// API version a module reports and the encoding of a call's answer, and
+// imports nothing but package api, so that a guest links next to nothing
+// for it.
+//
+// Go's //go:wasmexport directives cannot name a constant: the guest's
+// directives spell the names out, and stub/wasmguest's tests check them
+// against [Funcs].
+package wasmabi
+
+import "github.com/nrikit/nrikit/api"
+
+// APIVersion is the ABI version a module's plugin_api_version returns and
+// the host requires (upstream's PluginPluginAPIVersion).
+const APIVersion = 1
+
+// The exports of a module besides the request functions.
+const (
+	// ExportAPIVersion returns [APIVersion]: () -> i64.
+	ExportAPIVersion = "plugin_api_version"
+	// ExportMalloc allocates a request buffer in the guest: (size i32) -> ptr i32.
+	ExportMalloc = "malloc"
+	// ExportFree releases a buffer of the guest: (ptr i32) -> ().
+	ExportFree = "free"
+	// ExportMemory is the guest's linear memory.
+	ExportMemory = "memory"
+)
+
+// The host module a guest may import, and its log function:
+// (ptr i32, size i32) -> i64, the answer encoded as a request's.
+const (
+	HostModule = "env"
+	HostLog    = "log"
+)
+
+// The request functions a module exports, one per request of the Plugin
+// service: (ptr i32, size i32) -> i64, the request's protobuf encoding
+// in, the answer (see [Answer]) out.
+const (
+	FuncConfigure       = "plugin_configure"
+	FuncSynchronize     = "plugin_synchronize"
+	FuncShutdown        = "plugin_shutdown"
+	FuncRunPod          = "plugin_run_pod_sandbox"
+	FuncUpdatePod       = "plugin_update_pod_sandbox"
+	FuncPostUpdatePod   = "plugin_post_update_pod_sandbox"
+	FuncStopPod         = "plugin_stop_pod_sandbox"
+	FuncRemovePod       = "plugin_remove_pod_sandbox"
+	FuncCreateContainer = "plugin_create_container"
+	FuncPostCreate      = "plugin_post_create_container"
+	FuncStartContainer  = "plugin_start_container"
+	FuncPostStart       = "plugin_post_start_container"
+	FuncUpdateContainer = "plugin_update_container"
+	FuncPostUpdate      = "plugin_post_update_container"
+	FuncStopContainer   = "plugin_stop_container"
+	FuncRemoveContainer = "plugin_remove_container"
+	FuncStateChange     = "plugin_state_change"
+	FuncValidate        = "plugin_validate_container_adjustment"
+)
+
+// eventFuncs are the request functions of the events, by event.
+var eventFuncs = [...]string{
+	api.Event_RUN_POD_SANDBOX:               FuncRunPod,
+	api.Event_STOP_POD_SANDBOX:              FuncStopPod,
+	api.Event_REMOVE_POD_SANDBOX:            FuncRemovePod,
+	api.Event_CREATE_CONTAINER:              FuncCreateContainer,
+	api.Event_POST_CREATE_CONTAINER:         FuncPostCreate,
+	api.Event_START_CONTAINER:               FuncStartContainer,
+	api.Event_POST_START_CONTAINER:          FuncPostStart,
+	api.Event_UPDATE_CONTAINER:              FuncUpdateContainer,
+	api.Event_POST_UPDATE_CONTAINER:         FuncPostUpdate,
+	api.Event_STOP_CONTAINER:                FuncStopContainer,
+	api.Event_REMOVE_CONTAINER:              FuncRemoveContainer,
+	api.Event_UPDATE_POD_SANDBOX:            FuncUpdatePod,
+	api.Event_POST_UPDATE_POD_SANDBOX:       FuncPostUpdatePod,
+	api.Event_VALIDATE_CONTAINER_ADJUSTMENT: FuncValidate,
+}
+
+// EventFunc returns the request function of event e ("" for an invalid
+// event).
+func EventFunc(e api.Event) string {
+	if !e.IsValid() {
+		return ""
+	}
+	return eventFuncs[e]
+}
+
+// MethodFunc returns the request function serving the Plugin service
+// method named method ("Configure", "CreateContainer", ...), or "" if
+// there is none. It looks the name up among the events: a caller that
+// calls a method again and again looks its function up once.
+func MethodFunc(method string) string {
+	switch method {
+	case "Configure":
+		return FuncConfigure
+	case "Synchronize":
+		return FuncSynchronize
+	case "Shutdown":
+		return FuncShutdown
+	case "StateChange":
+		return FuncStateChange
+	}
+	for _, e := range api.Events() {
+		if e.Name() == method {
+			return eventFuncs[e]
+		}
+	}
+	return ""
+}
+
+// Funcs returns the names of every request function a module must
+// export, in a fixed order: Configure, Synchronize, Shutdown, the events
+// in the order of [api.Events], StateChange.
+func Funcs() []string {
+	fns := []string{FuncConfigure, FuncSynchronize, FuncShutdown}
+	for _, e := range api.Events() {
+		fns = append(fns, eventFuncs[e])
+	}
+	return append(fns, FuncStateChange)
+}
+
+// IsFunc reports whether fn is the name of a request function.
+func IsFunc(fn string) bool {
+	switch fn {
+	case FuncConfigure, FuncSynchronize, FuncShutdown, FuncStateChange,
+		FuncRunPod, FuncUpdatePod, FuncPostUpdatePod, FuncStopPod, FuncRemovePod,
+		FuncCreateContainer, FuncPostCreate, FuncStartContainer, FuncPostStart,
+		FuncUpdateContainer, FuncPostUpdate, FuncStopContainer, FuncRemoveContainer,
+		FuncValidate:
+		return true
+	}
+	return false
+}
+
+// ErrorBit marks, in the size half of an answer, an answer that is an
+// error string instead of the response's encoding.
+const ErrorBit = 1 << 31
+
+// MaxAnswerSize is one less than the largest size an answer can carry:
+// the size half has 31 bits.
+const MaxAnswerSize = ErrorBit - 1
+
+// Answer encodes the answer of a request function: the guest's address
+// of the bytes in the high 32 bits, their number in the low 31 and
+// [ErrorBit] for an error string. An empty answer is 0 (ptr is ignored),
+// or [ErrorBit] for an empty error. size must not exceed [MaxAnswerSize].
+func Answer(ptr, size uint32, isError bool) uint64 {
+	var v uint64
+	if size > 0 {
+		v = uint64(ptr)<<32 | uint64(size&MaxAnswerSize)
+	}
+	if isError {
+		v |= ErrorBit
+	}
+	return v
+}
+
+// ParseAnswer decodes an answer encoded by [Answer].
+func ParseAnswer(v uint64) (ptr, size uint32, isError bool) {
+	ptr, size = uint32(v>>32), uint32(v)
+	return ptr, size &^ ErrorBit, size&ErrorBit != 0
+}
