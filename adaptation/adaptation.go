@@ -177,10 +177,15 @@ func (a *Adaptation) Start(ctx context.Context) error {
 			}
 		})
 	}
-	firsts := make([]chan error, len(launch))
-	for i, l := range launch {
-		firsts[i] = make(chan error, 1)
-		a.goOwned(func() { a.supervise(l, firsts[i]) })
+	// Each supervisor reports the outcome of its plugin's first start;
+	// failures are logged as they come, not in the plugins' order.
+	type outcome struct {
+		full string
+		err  error
+	}
+	outcomes := make(chan outcome, len(launch))
+	for _, l := range launch {
+		a.goOwned(func() { a.supervise(l, func(err error) { outcomes <- outcome{l.full, err} }) })
 	}
 	// External plugins may connect while the others start: a plugin slow
 	// to synchronize, or a WASM module compiling, holds up none of them.
@@ -191,11 +196,11 @@ func (a *Adaptation) Start(ctx context.Context) error {
 	}
 	builtins.Wait()
 wait:
-	for i, first := range firsts {
+	for range launch {
 		select {
-		case err := <-first:
-			if err != nil {
-				a.log.Error("pre-installed plugin failed to start", "plugin", launch[i].full, "error", err)
+		case o := <-outcomes:
+			if o.err != nil {
+				a.log.Error("pre-installed plugin failed to start", "plugin", o.full, "error", o.err)
 			}
 		case <-ctx.Done():
 			break wait

@@ -141,10 +141,10 @@ func (a *Adaptation) pluginConfig(idx, name string) (string, error) {
 }
 
 // supervise runs a pre-installed plugin: it launches (or loads) it and
-// reports the outcome of the first registration on first; with
+// reports the outcome of the first registration to first; with
 // WithRestartLaunched it launches it again, with backoff, each time it
 // exits or is dropped.
-func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
+func (a *Adaptation) supervise(l launchSpec, first func(error)) {
 	var (
 		rb       = a.cfg.restart
 		backoff  time.Duration
@@ -158,7 +158,7 @@ func (a *Adaptation) supervise(l launchSpec, first chan<- error) {
 		started := time.Now()
 		gone, err := a.runPreinstalled(l)
 		if !reported {
-			first <- err
+			first(err)
 			reported = true
 		}
 		if rb == nil {

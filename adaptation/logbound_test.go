@@ -85,11 +85,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestOutOfScopeUpdatesLogged: one UpdateContainers request with 200,000
-// updates of containers outside the plugin's scope is one log record,
-// with the count and the first few IDs.
+// TestOutOfScopeUpdatesLogged: one UpdateContainers request with as many
+// updates as a request may hold, all of containers outside the plugin's
+// scope, is one log record, with the count and the first few IDs.
 func TestOutOfScopeUpdatesLogged(t *testing.T) {
-	const n = 200_000
+	const n = MaxUpdatesPerMessage
 	st := runtimetest.NewStore()
 	logs := newLogSink(t)
 	a, err := New("test-runtime", "v1", st.List, st.Update, WithPluginDir(""), WithDisabledExternalConnections(),
@@ -109,11 +109,6 @@ func TestOutOfScopeUpdatesLogged(t *testing.T) {
 	for i := range updates {
 		updates[i] = &api.ContainerUpdate{ContainerId: fmt.Sprintf("c%d", i)}
 	}
-	// A small request first: the runtime's read that was waiting since
-	// before the plugin was configured still has the 64 KiB limit of an
-	// unconfigured plugin (see the report of issue 23).
-	_, err = plugin.UpdateContainers(ctxT(t), updates[:1], nil)
-	must(t, err)
 	before := len(logs.find(func(logRecord) bool { return true }))
 	start := time.Now()
 	failed, err := plugin.UpdateContainers(ctxT(t), updates, nil)
