@@ -217,7 +217,7 @@ func TestPendingConnectionLimit(t *testing.T) {
 	}
 	wg.Wait()
 	rt.logs.waitN(t, limit, hangGuard, "closed pending connections", func(r logRecord) bool {
-		return r.msg == "plugin registration failed" && strings.Contains(r.attrs["error"], "disconnected before registering")
+		return r.msg == "plugin registration failed" && strings.Contains(r.attrs["error"], "closed its connection before registering")
 	})
 	startStub(t, rt, "20", "healthy")
 }
