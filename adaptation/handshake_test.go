@@ -25,12 +25,16 @@ func createWorks(t *testing.T, rt *testRuntime, id int, wantEnv string) {
 	}
 }
 
+// shortRegistration is the registration timeout of the tests of plugins
+// that do not register: short, so that they end soon.
+var shortRegistration = scaled(500 * time.Millisecond)
+
 func TestRegistrationErrors(t *testing.T) {
 	supported := api.AllEvents.Clear(api.Event_UPDATE_POD_SANDBOX, api.Event_POST_UPDATE_POD_SANDBOX)
 	rt := newTestRuntime(t, []testPlugin{
 		{"10-good", helperArgs("stub", "-env", "GOOD=1", "-events", "CreateContainer")},
 		{"30-wrong", helperArgs("raw", "-name", "other", "-idx", "31")},
-	}, WithSupportedEvents(supported), WithRegistrationTimeout(500*time.Millisecond))
+	}, WithSupportedEvents(supported), WithRegistrationTimeout(shortRegistration))
 	rt.start(t)
 
 	create := api.Event_CREATE_CONTAINER.Mask()
@@ -51,7 +55,7 @@ func TestRegistrationErrors(t *testing.T) {
 		{"configure error", []string{"-name", "x", "-idx", "20", "-configure-error", "bad config"}, "FailedPrecondition",
 			`plugin "20-x" rejected its configuration: bad config`},
 		{"configure timeout", []string{"-name", "x", "-idx", "20", "-behave", "configure-hang"}, "DeadlineExceeded",
-			`plugin "20-x" did not answer Configure within 500ms`},
+			fmt.Sprintf(`plugin "20-x" did not answer Configure within %v`, shortRegistration)},
 		{"duplicate of pre-installed", []string{"-name", "good", "-idx", "10"}, "AlreadyExists",
 			`plugin name "10-good" is reserved for the pre-installed plugin ` + filepath.Join(rt.dir, "10-good")},
 	} {
@@ -104,7 +108,7 @@ func TestMisbehavingPlugins(t *testing.T) {
 	rt := newTestRuntime(t, []testPlugin{
 		{"10-good", helperArgs("stub", "-env", "GOOD=1", "-events", "CreateContainer")},
 		{"50-syncexit", helperArgs("raw", "-behave", "sync-exit")},
-	}, WithRegistrationTimeout(500*time.Millisecond))
+	}, WithRegistrationTimeout(shortRegistration))
 	rt.start(t)
 
 	t.Run("disconnects during Synchronize", func(t *testing.T) {
@@ -123,7 +127,7 @@ func TestMisbehavingPlugins(t *testing.T) {
 	t.Run("never registers", func(t *testing.T) {
 		ext := startExternal(t, rt.logs, "lazy", helperArgs("raw", "-socket", rt.socket, "-behave", "never-register"))
 		rt.logs.wait(t, "registration timeout", func(r logRecord) bool {
-			return r.msg == "plugin registration failed" && strings.HasSuffix(r.attrs["error"], "did not register within 500ms")
+			return r.msg == "plugin registration failed" && strings.HasSuffix(r.attrs["error"], fmt.Sprintf("did not register within %v", shortRegistration))
 		})
 		rt.logs.wait(t, "connection closed", output("lazy", "CLOSED"))
 		ext.wait(t)

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
+	"github.com/nrikit/nrikit/internal/testscale"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,8 +30,16 @@ func TestMain(m *testing.M) {
 // second at exit.
 const noRaceExitDelay = "GORACE=atexit_sleep_ms=0"
 
+// factor stretches the time bounds of the tests to the machine's load when
+// the test binary starts (internal/testscale: 1 on a quiet machine).
+var factor = testscale.Factor()
+
+// scaled returns d stretched by factor: a bound of a test that holds on a
+// quiet machine, for this one.
+func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
+
 // hangGuard bounds every wait in the tests; it only fires on a hang.
-const hangGuard = 60 * time.Second
+var hangGuard = scaled(60 * time.Second)
 
 // logRecord is one captured log record.
 type logRecord struct {

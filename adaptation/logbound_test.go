@@ -109,6 +109,7 @@ func TestOutOfScopeUpdatesLogged(t *testing.T) {
 	for i := range updates {
 		updates[i] = &api.ContainerUpdate{ContainerId: fmt.Sprintf("c%d", i)}
 	}
+	logs.wait(t, "the plugin synchronized", func(r logRecord) bool { return r.msg == "plugin synchronized" })
 	before := len(logs.find(func(logRecord) bool { return true }))
 	start := time.Now()
 	failed, err := plugin.UpdateContainers(ctxT(t), updates, nil)

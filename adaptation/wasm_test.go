@@ -116,7 +116,7 @@ func TestWASMPlugin(t *testing.T) {
 // throughout, and, with a failure policy that keeps it, the plugin gets a
 // fresh instance (its configuration replayed) after each crash.
 func TestWASMContainment(t *testing.T) {
-	const timeout = time.Second
+	timeout := scaled(time.Second)
 	keep := PluginPolicy{FailurePolicy: &api.FailurePolicy{KeepConnected: true}}
 	rt := newTestRuntime(t, nil, append(wasmOptions(t, timeout),
 		WithBuiltinPlugin("20", "inproc", &inproc{}),
@@ -151,7 +151,7 @@ func TestWASMContainment(t *testing.T) {
 				failures = append(failures, err.Error())
 			case env["INPROC"] != "1":
 				failures = append(failures, fmt.Sprintf("no builtin adjustment: %v", env))
-			case took > 2*timeout+time.Second:
+			case took > 2*timeout+scaled(time.Second):
 				failures = append(failures, fmt.Sprintf("took %v", took))
 			}
 			served++
@@ -167,7 +167,7 @@ func TestWASMContainment(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: request failed (the policy does not fail requests): %v", fault, err)
 		}
-		if took > 2*timeout+time.Second {
+		if took > 2*timeout+scaled(time.Second) {
 			t.Errorf("%s: took %v, want at most about twice the request timeout %v", fault, took, timeout)
 		}
 		if env["INPROC"] != "1" || env["WASM_GUEST"] != "" {

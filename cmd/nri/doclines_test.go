@@ -261,7 +261,7 @@ func (e *docEnv) start(t *testing.T, dir string, argv []string) *proc {
 }
 
 // docWait bounds every wait of the test for a documented command.
-const docWait = 90 * time.Second
+var docWait = scaled(90 * time.Second)
 
 // wait waits for the process to exit and returns its status.
 func (p *proc) wait(t *testing.T, what string) int {

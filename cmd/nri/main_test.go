@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nrikit/nrikit/internal/testscale"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,13 @@ import (
 
 // nriBinary is the nri binary built once for the package's tests.
 var nriBinary string
+
+// factor stretches the tests' waits to the machine's load when the test
+// binary starts (internal/testscale: 1 on a quiet machine).
+var factor = testscale.Factor()
+
+// scaled returns d stretched by factor.
+func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "nri-test-")
@@ -47,7 +55,7 @@ type runResult struct {
 // nri runs the binary with args, bounded by a hang guard.
 func nri(t *testing.T, args ...string) runResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(2*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nriBinary, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -169,8 +177,8 @@ func TestRunDefault(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("nri run took %v, the promise is under 10s", took)
+	if took := time.Since(start); took > scaled(10*time.Second) {
+		t.Errorf("nri run took %v, the promise is under 10s (%v on this machine's load)", took, scaled(10*time.Second))
 	}
 	for _, want := range []string{
 		"RunPodSandbox", "CreateContainer", "PostCreateContainer", "StartContainer", "UpdateContainer",
@@ -338,7 +346,7 @@ func startServe(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *safeBu
 	})
 	select {
 	case <-listening:
-	case <-time.After(30 * time.Second):
+	case <-time.After(scaled(30 * time.Second)):
 		t.Fatal("nri serve did not start listening")
 	}
 	// cmd.Wait must not run before the copier has drained the pipe.
@@ -376,7 +384,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, what string) int {
 			t.Fatalf("%s: %v", what, err)
 		}
 		return 0
-	case <-time.After(60 * time.Second):
+	case <-time.After(scaled(60 * time.Second)):
 		_ = cmd.Process.Kill()
 		t.Fatalf("%s did not exit", what)
 		return -1

@@ -93,7 +93,7 @@ func TestRunTimeout(t *testing.T) {
 	const timeout = 2 * time.Second
 	// Slack: stopping the runtime gives the hanging process the runtime
 	// library's termination grace (2 s) to exit, then SIGTERM.
-	const slack = 8 * time.Second
+	slack := scaled(8 * time.Second)
 	hang := script(t, "50-hang", "exec sleep 60")
 	start := time.Now()
 	r = nri(t, "run", "--timeout", timeout.String(), "--plugin", hang)
@@ -111,7 +111,7 @@ func TestRunTimeout(t *testing.T) {
 // removes its work directory and stops its plugins first.
 func TestRunClosedOutput(t *testing.T) {
 	tmp := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(60*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nriBinary, "run")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1")

@@ -13,7 +13,7 @@ import (
 // waitFile waits until the file at path holds substr.
 func waitFile(t *testing.T, path, substr string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(scaled(30 * time.Second))
 	for {
 		b, _ := os.ReadFile(path)
 		if strings.Contains(string(b), substr) {

@@ -28,7 +28,7 @@ func TestServeMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = plugin.Process.Kill(); _ = plugin.Wait() })
 
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(scaled(60 * time.Second))
 	for !strings.Contains(stderr.String(), "still serving") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the scenario did not finish:\n%s", stderr)

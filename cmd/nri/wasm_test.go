@@ -91,7 +91,7 @@ func TestRunWASMExample(t *testing.T) {
 	needGo(t)
 	for run := 1; run <= 2; run++ {
 		start := time.Now()
-		r := nri(t, "run", wasmExample, "--output", "json", "--wasm-cache-dir", wasmCacheDir())
+		r := nri(t, "run", wasmExample, "--output", "json", "--wasm-cache-dir", wasmCacheDir(), "--timeout", scaled(2*time.Minute).String())
 		t.Logf("run %d took %v", run, time.Since(start).Round(time.Millisecond))
 		if r.code != 0 {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)

@@ -7,6 +7,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/nrikit/nrikit/internal/testscale"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,17 +31,28 @@ const (
 	// noRaceExitDelay stops race-enabled plugin processes from sleeping
 	// a second at exit.
 	noRaceExitDelay = "GORACE=atexit_sleep_ms=0"
+)
+
+// factor stretches every time bound of the tests to the machine's load
+// when the test binary starts (internal/testscale: 1 on a quiet machine);
+// the bounds below are set once from it and never changed.
+var factor = testscale.Factor()
+
+// scaled returns d stretched by factor.
+func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
+
+var (
 	// hangGuard bounds every wait that has no bound of its own; it only
 	// fires when something hangs.
-	hangGuard = 30 * time.Second
+	hangGuard = scaled(30 * time.Second)
 	// requestTimeout is the runtime's request timeout in every test.
-	requestTimeout = 500 * time.Millisecond
+	requestTimeout = scaled(500 * time.Millisecond)
 	// registrationTimeout is the runtime's registration timeout, unless
 	// a test sets its own.
-	registrationTimeout = 2 * time.Second
+	registrationTimeout = scaled(2 * time.Second)
 	// slack is added to every bound derived from a timeout: scheduling
 	// on a loaded 2-core machine under the race detector.
-	slack = 500 * time.Millisecond
+	slack = scaled(500 * time.Millisecond)
 )
 
 // logRecord is one record the runtime logged.
@@ -380,9 +392,12 @@ func checkLeaks(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	fds := countFDs(t)
 	t.Cleanup(func() {
+		// Goroutines of a test may still be ending on a busy machine:
+		// give them time before calling what is left a leak.
+		eventually(scaled(10*time.Second), func() bool { return goleak.Find(ignore) == nil })
 		goleak.VerifyNone(t, ignore)
 		var now int
-		if !eventually(10*time.Second, func() bool { now = countFDs(t); return now <= fds }) {
+		if !eventually(scaled(10*time.Second), func() bool { now = countFDs(t); return now <= fds }) {
 			t.Errorf("open file descriptors: %d at the end, %d at the start", now, fds)
 		}
 	})

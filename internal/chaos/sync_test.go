@@ -10,7 +10,7 @@ import (
 )
 
 // syncWait is the synchronize wait of the Synchronize tests.
-const syncWait = 300 * time.Millisecond
+var syncWait = scaled(300 * time.Millisecond)
 
 // TestStuckSynchronize: a plugin that registers and never reads its
 // Synchronize (the runtime's snapshot is about 2 MB, more than the socket
@@ -52,7 +52,7 @@ func TestStuckSynchronize(t *testing.T) {
 // per-part timeout (26 s for 3 parts).
 func TestSlowSynchronize(t *testing.T) {
 	checkLeaks(t)
-	const partDelay, syncTimeout = time.Second, 3 * time.Second
+	partDelay, syncTimeout := scaled(time.Second), scaled(3*time.Second)
 	rt := startRuntime(t, adaptation.WithSynchronizeWait(syncWait), adaptation.WithSynchronizeTimeout(syncTimeout))
 	fill(rt.store, 5<<19) // 2.5 MiB: 3 parts
 	startStub(t, rt, "20", "healthy", "-env", "HEALTHY=1")
