@@ -4,8 +4,8 @@
 // is found to implement the same events. New plugins use nrikit's stub
 // directly (scopes, opt-outs, reconnection, in-process tests).
 //
-// Not provided: Logger (upstream's pkg/log), WithLogger and the WASM
-// plugin support.
+// Not provided: WithLogger (a plugin's messages go to nrikit's stub
+// logger, not to pkg/log's) and the WASM plugin support.
 package stub
 
 import (
