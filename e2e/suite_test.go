@@ -538,21 +538,37 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-// synchronized counts the lines of containerd's log saying that NRI
+// synchronized counts the lines of the runtime's log saying that NRI
 // synchronized the plugin idxName: upstream's messages, or nrikit's
 // "plugin synchronized" record naming the plugin (suite.nrikit).
 func synchronized(log, idxName string, preinstalled bool) int {
-	if !suite.nrikit {
-		if preinstalled {
-			return strings.Count(log, "pre-installed NRI plugin "+logQuote(idxName)+" synchronization success")
-		}
-		return strings.Count(log, "plugin "+logQuote(idxName)+" connected and synchronized")
+	return len(synchronizedLines(log, idxName, preinstalled))
+}
+
+// lastSynchronized returns the last line synchronized counts.
+func lastSynchronized(log, idxName string, preinstalled bool) string {
+	lines := synchronizedLines(log, idxName, preinstalled)
+	if len(lines) == 0 {
+		return ""
 	}
-	n := 0
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func synchronizedLines(log, idxName string, preinstalled bool) []string {
+	var lines []string
 	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, `msg="plugin synchronized"`) && slices.Contains(strings.Fields(line), "plugin="+idxName) {
-			n++
+		var ok bool
+		switch {
+		case suite.nrikit:
+			ok = strings.Contains(line, `msg="plugin synchronized"`) && slices.Contains(strings.Fields(line), "plugin="+idxName)
+		case preinstalled:
+			ok = strings.Contains(line, "pre-installed NRI plugin "+logQuote(idxName)+" synchronization success")
+		default:
+			ok = strings.Contains(line, "plugin "+logQuote(idxName)+" connected and synchronized")
+		}
+		if ok {
+			lines = append(lines, line)
 		}
 	}
-	return n
+	return lines
 }
