@@ -232,17 +232,6 @@ func preinstalledPids(pid int) []int {
 	return pids
 }
 
-// lastLineWith returns the last line of s that holds substr.
-func lastLineWith(s, substr string) string {
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], substr) {
-			return strings.TrimSpace(lines[i])
-		}
-	}
-	return ""
-}
-
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
