@@ -48,17 +48,21 @@ func NewCrio(parent string, opts Options) (*Crio, error) {
 	}
 	l.Address = filepath.Join(l.Dir, "crio.sock")
 	c := &Crio{Layout: l, config: filepath.Join(l.Dir, "crio.conf"), opts: opts}
-	files := map[string]string{
-		c.config:                            c.configTOML(),
-		filepath.Join(l.Dir, "policy.json"): `{"default": [{"type": "insecureAcceptAnything"}]}` + "\n",
+	type file struct {
+		path, data string
+		mode       os.FileMode
+	}
+	files := []file{
+		{c.config, c.configTOML(), 0o644},
+		{filepath.Join(l.Dir, "policy.json"), `{"default": [{"type": "insecureAcceptAnything"}]}` + "\n", 0o644},
 		// The wrapper takes the real runtime as its first argument.
-		c.runtimePath(): fmt.Sprintf("#!/bin/sh\nexec %s %s \"$@\"\n", shellQuote(opts.Tools.Crio.RuncWrap), shellQuote(opts.Tools.Runc)),
+		{c.runtimePath(), fmt.Sprintf("#!/bin/sh\nexec %s %s \"$@\"\n", shellQuote(opts.Tools.Crio.RuncWrap), shellQuote(opts.Tools.Runc)), 0o755},
 	}
 	if opts.PodNetwork {
-		files[filepath.Join(l.Dir, "cni", "net.d", "10-nrikit-e2e.conflist")] = c.cniConfig()
+		files = append(files, file{filepath.Join(l.Dir, "cni", "net.d", "10-nrikit-e2e.conflist"), c.cniConfig(), 0o644})
 	}
-	for path, data := range files {
-		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
+	for _, f := range files {
+		if err := os.WriteFile(f.path, []byte(f.data), f.mode); err != nil {
 			return nil, err
 		}
 	}

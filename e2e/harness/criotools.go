@@ -170,13 +170,11 @@ func buildPinns(ctx context.Context, goBin, modDir, dir string, log io.Writer) e
 	if err != nil {
 		return fmt.Errorf("locating CRI-O's module: %w", err)
 	}
-	// The Makefile writes ../bin/pinns; the module cache is read-only.
+	// The Makefile writes ../bin/pinns; the module cache is read-only
+	// (CopyFS makes the copy writable).
 	build := filepath.Join(modDir, "pinns-build")
-	if err := exec.CommandContext(ctx, "cp", "-r", filepath.Join(strings.TrimSpace(string(out)), "pinns"), build).Run(); err != nil {
+	if err := os.CopyFS(build, os.DirFS(filepath.Join(strings.TrimSpace(string(out)), "pinns"))); err != nil {
 		return fmt.Errorf("copying pinns's sources: %w", err)
-	}
-	if err := exec.CommandContext(ctx, "chmod", "-R", "u+w", build).Run(); err != nil {
-		return err
 	}
 	mk := exec.CommandContext(ctx, "make", "-C", build)
 	mk.Stdout, mk.Stderr = log, log
