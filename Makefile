@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e fuzz lint generate check-generated tools bench clean images pin-images test-images test-manifests
+.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e test-e2e-crio fuzz lint generate check-generated tools bench clean images pin-images test-images test-manifests
 
 all: build
 
@@ -13,8 +13,8 @@ build:
 	$(GO) build ./...
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
-## and the end-to-end suite against a real containerd (needs root: CI runs as root).
-test: check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e
+## and the end-to-end suite against a real containerd and a real CRI-O (needs root: CI runs as root).
+test: check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e test-e2e-crio
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -58,6 +58,16 @@ E2E_TIMEOUT ?= 30m
 test-e2e: js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 	cd e2e && GO=$(GO) NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
+
+## test-e2e-crio: the same suite against a real CRI-O v1.36.3 (NRIKIT_E2E_CRI=crio; see docs/crio.md), twice: on
+## CRI-O as released (upstream's NRI v0.11.0), then on CRI-O built with compat/criobuild (nrikit's runtime library
+## inside). Both runs also run CRI-O's own NRI suite, test/nri (TestCrioNRISuite). The first run builds CRI-O, its
+## copyimg, pinns and test/nri into e2e/.bin/crio-v1.36.3 (kept; ~12 min cold on 2 cores) and installs conmon, runc,
+## libseccomp-dev, busybox-static and containernetworking-plugins with apt-get if missing; the build on nrikit is
+## brought up to date in e2e/.bin/crio-v1.36.3-nrikit at every run.
+test-e2e-crio: js-deps
+	cd e2e && $(GO) vet ./... && GO=$(GO) NRIKIT_E2E_CRI=crio $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
+	cd e2e && GO=$(GO) NRIKIT_E2E_CRI=crio NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 
 # The interop module links upstream's api package and ours, which register the
 # same protobuf names; neither resolves messages through the global registry,
@@ -109,8 +119,12 @@ check-platforms:
 
 ## test-compat: compat/nri's own tests, and containerd v2.4.2 built on it (compat/containerdbuild, see
 ## docs/embedding.md): containerd's unit tests of its NRI code run against nrikit, and containerd builds for
-## windows and darwin. The end-to-end suite runs the linux build (test-e2e).
+## windows and darwin; CRI-O v1.36.3's NRI code, its server (which converts updates with ToOCI) and its NRI suite
+## compile on it (compat/criobuild; without the seccomp tag, which needs libseccomp-dev). The end-to-end suites run the linux
+## builds (test-e2e, test-e2e-crio).
 CONTAINERD_NRI_TESTS := github.com/containerd/containerd/v2/internal/nri/... github.com/containerd/containerd/v2/internal/cri/nri/...
+CRIO_NRI_PKGS := github.com/cri-o/cri-o/internal/nri/... github.com/cri-o/cri-o/internal/config/nri github.com/cri-o/cri-o/server github.com/cri-o/cri-o/test/nri
+CRIO_TAGS_NO_SECCOMP := containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion
 .PHONY: test-compat
 test-compat:
 	cd compat/nri && GOWORK=off $(GO) test -race -count=1 ./...
@@ -119,6 +133,7 @@ test-compat:
 	  echo "GOOS=$$os go build containerd (on compat/nri)"; \
 	  GOOS=$$os GOWORK=off $(GO) build -o /dev/null github.com/containerd/containerd/v2/cmd/containerd; \
 	done
+	cd compat/criobuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build -tags '$(CRIO_TAGS_NO_SECCOMP)' $(CRIO_NRI_PKGS)
 
 ## test-manifests: deploy/manifests (a separate module: kustomize and k8s.io/api) is tidy and vetted, renders
 ## every overlay of deploy/kustomize into strictly decoded DaemonSets with the promised properties, starts

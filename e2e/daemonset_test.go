@@ -62,7 +62,7 @@ func TestPluginImageAsPod(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("the plugin in the pod did not register with containerd: %v\nits output:\n%s", err, logs)
+		t.Fatalf("the plugin in the pod did not register with %s: %v\nits output:\n%s", r.Kind(), err, logs)
 	}
 	evidence(t, "plugin log: %s", strings.TrimSpace(lineWith(logs, "configured")))
 

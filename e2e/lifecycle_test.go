@@ -51,7 +51,7 @@ func TestUpdateContainer(t *testing.T) {
 	wantLog(t, r.ctx, differ, "PostUpdateContainer")
 	log := differ.Log()
 	for _, want := range []string{
-		"reporting the changes of all plugins, at any index (containerd shows every plugin the container as it proposed it)",
+		"reporting the changes of all plugins, at any index (" + nriRuntimeName() + " shows every plugin the container as it proposed it)",
 		`msg="PostCreateContainer: no changes by plugins" container=upd/pod/app`,
 		`msg="PostUpdateContainer: no changes by plugins" container=upd/pod/app`,
 	} {
@@ -60,7 +60,7 @@ func TestUpdateContainer(t *testing.T) {
 		}
 	}
 	if strings.Contains(log, "plugins changed the container") {
-		t.Errorf("differ blames plugins for containerd's changes:\n%s", log)
+		t.Errorf("differ blames plugins for %s's changes:\n%s", r.Kind(), log)
 	}
 	evidence(t, "differ: %s", lineWith(log, "PostUpdateContainer: no changes by plugins"))
 	if l := lineWith(log, "memory.swap"); l != "" {
@@ -85,7 +85,11 @@ func TestSynchronize(t *testing.T) {
 	wantLog(t, r.ctx, tmpl, "msg=synchronized pods=1 containers=1")
 	evidence(t, "template: %s", lineWith(tmpl.Log(), "msg=synchronized"))
 	evidence(t, "logger: %s", lineWith(logger.Log(), "msg=Synchronize"))
-	evidence(t, "containerd: %s", strings.TrimSpace(lineWith(r.Log(), "sending sync message, 1/1, 1/1")))
+	if suite.nrikit {
+		evidence(t, "%s: %s", r.Kind(), lastSynchronized(r.Log(), "60-template", false))
+	} else {
+		evidence(t, "%s: %s", r.Kind(), strings.TrimSpace(lineWith(r.Log(), "sending sync message, 1/1, 1/1")))
+	}
 	wantNoEnv(t, before, "NRI_TEMPLATE")
 
 	id, err := r.cri.CreateContainer(r.ctx, podID, pod, harness.NewContainer("after"))
@@ -139,7 +143,7 @@ func TestRestart(t *testing.T) {
 	// the socket pair it made): find them as its children.
 	prePids := preinstalledPids(r.Pid())
 	if len(prePids) != 2 {
-		t.Errorf("containerd has %d pre-installed plugin processes, want 2: %v", len(prePids), prePids)
+		t.Errorf("%s has %d pre-installed plugin processes, want 2: %v", r.Kind(), len(prePids), prePids)
 	}
 
 	start := time.Now()
@@ -156,8 +160,8 @@ func TestRestart(t *testing.T) {
 			t.Errorf("external plugin %s exited with %d after the restart:\n%s", name, code, p.Log())
 		}
 	}
-	evidence(t, "containerd restarted; all %d external plugins reconnected within %s: %s", len(ext),
-		time.Since(start).Round(time.Millisecond), lastLineWith(r.Log(), "plugin "+logQuote("50-gpu-env-ext")+" connected and synchronized"))
+	evidence(t, "%s restarted; all %d external plugins reconnected within %s: %s", r.Kind(), len(ext),
+		time.Since(start).Round(time.Millisecond), lastSynchronized(r.Log(), "50-gpu-env-ext", false))
 	evidence(t, "50-gpu-env-ext: %s", lineWith(ext["50-gpu-env-ext"].Log(), "reconnected to runtime"))
 	evidence(t, "60-template: %s", lineWith(ext["60-template"].Log(), "reconnected to runtime"))
 	if p := ext["70-js-env"]; p != nil {
@@ -170,7 +174,7 @@ func TestRestart(t *testing.T) {
 		err := harness.Eventually(r.ctx, 5*time.Second, func() error {
 			if harness.Alive(pid) {
 				st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-				return fmt.Errorf("pre-installed plugin (pid %d) survived containerd's stop: %s", pid, st)
+				return fmt.Errorf("pre-installed plugin (pid %d) survived %s's stop: %s", pid, r.Kind(), st)
 			}
 			return nil
 		})
@@ -226,17 +230,6 @@ func preinstalledPids(pid int) []int {
 		}
 	}
 	return pids
-}
-
-// lastLineWith returns the last line of s that holds substr.
-func lastLineWith(s, substr string) string {
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], substr) {
-			return strings.TrimSpace(lines[i])
-		}
-	}
-	return ""
 }
 
 func lastLine(s string) string {

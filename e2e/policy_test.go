@@ -41,7 +41,7 @@ func TestConflict(t *testing.T) {
 // with reject_oci_hook_adjustment: a container hook-injector adds a hook
 // to is refused, one it leaves alone is created.
 func TestDefaultValidatorRejection(t *testing.T) {
-	r := newRuntime(t, harness.Options{DefaultValidator: "    enable = true\n    reject_oci_hook_adjustment = true"})
+	r := newRuntime(t, harness.Options{DefaultValidator: &harness.Validator{RejectOCIHooks: true}})
 	r.start()
 	hooks := filepath.Join(r.Dir, "hooks-annotated.d")
 	writeFile(t, filepath.Join(hooks, "only-annotated.json"), `{"version": "1.0.0",
@@ -116,7 +116,7 @@ func TestTwoGPUEnvInstances(t *testing.T) {
 	wantEnv(t, info, "NRIKIT_GPU_B", "1")
 	wantEnv(t, info, "NVIDIA_VISIBLE_DEVICES", "0")
 	if strings.Contains(r.Log(), "both tried to set") {
-		t.Errorf("containerd logged a conflict:\n%s", lineWith(r.Log(), "both tried to set"))
+		t.Errorf("%s logged a conflict:\n%s", r.Kind(), lineWith(r.Log(), "both tried to set"))
 	}
 	evidence(t, "gpu-a and gpu-b on one container, no conflict: NRIKIT_GPU_A=1 NRIKIT_GPU_B=1 NVIDIA_VISIBLE_DEVICES=0 (annotation, via gpu-a) in spec and /proc/%d/environ", info.Pid)
 }

@@ -29,21 +29,30 @@ var suite struct {
 	repo     string // nrikit's repository root
 	goBin    string // the go command (GO, or go)
 	node     string // node, empty if missing
-	// nrikit is set when containerd runs on nrikit's runtime library
-	// (NRIKIT_E2E_RUNTIME=nrikit: containerd built with compat/nri, see
-	// docs/embedding.md) instead of upstream's NRI.
+	// nrikit is set when the runtime runs on nrikit's runtime library
+	// (NRIKIT_E2E_RUNTIME=nrikit: containerd or CRI-O built with
+	// compat/nri, see docs/embedding.md) instead of upstream's NRI.
 	nrikit bool
+	// crio is set when the runtime under test is CRI-O (NRIKIT_E2E_CRI=crio)
+	// instead of containerd.
+	crio bool
+	// busyboxTar is the image CRI-O's own NRI suite runs (CRI-O runs only).
+	busyboxTar string
 }
 
-// runtimeEnv selects the NRI implementation inside containerd: "upstream"
-// (default, containerd as released) or "nrikit".
+// runtimeEnv selects the NRI implementation inside the runtime:
+// "upstream" (default, the runtime as released) or "nrikit".
 const runtimeEnv = "NRIKIT_E2E_RUNTIME"
+
+// criEnv selects the runtime under test: "containerd" (default) or
+// "crio".
+const criEnv = "NRIKIT_E2E_CRI"
 
 // samplePlugins are the sample plugins of `nri plugin NAME`, also built
 // as standalone binaries for pre-installation.
 var samplePlugins = []string{"differ", "logger", "device-injector", "hook-injector", "ulimit-adjuster", "gpu-env"}
 
-var keep = flag.Bool("keep", os.Getenv("NRIKIT_E2E_KEEP") != "", "keep each test's containerd directory (also NRIKIT_E2E_KEEP=1)")
+var keep = flag.Bool("keep", os.Getenv("NRIKIT_E2E_KEEP") != "", "keep each test's runtime directory (also NRIKIT_E2E_KEEP=1)")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -60,7 +69,7 @@ func setup(m *testing.M) int {
 		return fail("cannot run on this machine: %v", err)
 	}
 	// Interrupted while building, stop building; interrupted while
-	// testing, clean up every containerd before exiting.
+	// testing, clean up every runtime before exiting.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	goBin := os.Getenv("GO")
@@ -80,17 +89,36 @@ func setup(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %s took %s\n", name, time.Since(start).Round(time.Millisecond))
 	}
 
-	start := time.Now()
-	if suite.tools, err = harness.EnsureTools(ctx, goBin, cache, os.Stderr); err != nil {
-		return fail("%v", err)
-	}
-	phase("containerd, crictl and runc", start)
 	switch rt := os.Getenv(runtimeEnv); rt {
 	case "", "upstream":
 	case "nrikit":
 		suite.nrikit = true
 	default:
 		return fail("%s=%q: want upstream or nrikit", runtimeEnv, rt)
+	}
+	switch cri := os.Getenv(criEnv); cri {
+	case "", "containerd":
+	case "crio":
+		suite.crio = true
+	default:
+		return fail("%s=%q: want containerd or crio", criEnv, cri)
+	}
+
+	start := time.Now()
+	if suite.crio {
+		compat := ""
+		if suite.nrikit {
+			compat = filepath.Join(suite.repo, "compat", "criobuild")
+		}
+		if suite.tools, err = harness.EnsureCrio(ctx, goBin, cache, compat, os.Stderr); err != nil {
+			return fail("%v", err)
+		}
+		phase("CRI-O, crictl, runc and conmon", start)
+	} else {
+		if suite.tools, err = harness.EnsureTools(ctx, goBin, cache, os.Stderr); err != nil {
+			return fail("%v", err)
+		}
+		phase("containerd, crictl and runc", start)
 	}
 
 	// Named after this process, so that a later run can tell it is stale.
@@ -101,7 +129,7 @@ func setup(m *testing.M) int {
 	defer os.RemoveAll(work)
 	start = time.Now()
 	imgBin := filepath.Join(work, "images")
-	static := harness.GoBuild{Go: goBin, Dir: wd, Out: imgBin, Env: []string{"CGO_ENABLED=0"}, Packages: []string{"./cmd/pause", "./cmd/workload"}}
+	static := harness.GoBuild{Go: goBin, Dir: wd, Out: imgBin, Env: []string{"CGO_ENABLED=0"}, Packages: []string{"./cmd/pause", "./cmd/workload", "./cmd/runc-wrap"}}
 	if err := static.Run(ctx, os.Stderr); err != nil {
 		return fail("%v", err)
 	}
@@ -111,6 +139,13 @@ func setup(m *testing.M) int {
 		harness.Image{Ref: harness.WorkloadImage, Binary: filepath.Join(imgBin, "workload"), Name: "workload"},
 	); err != nil {
 		return fail("writing images: %v", err)
+	}
+	if suite.crio {
+		suite.tools.Crio.RuncWrap = filepath.Join(imgBin, "runc-wrap")
+		suite.busyboxTar = filepath.Join(work, "busybox.tar")
+		if err := writeBusyboxImage(ctx, suite.busyboxTar, suite.tools.Crio.Busybox); err != nil {
+			return fail("writing the busybox image: %v", err)
+		}
 	}
 	phase("images", start)
 
@@ -132,7 +167,7 @@ func setup(m *testing.M) int {
 		return fail("%v", err)
 	}
 	phase("nrikit's binaries", start)
-	if suite.nrikit {
+	if suite.nrikit && !suite.crio {
 		// containerd v2.4.2 with github.com/containerd/nri replaced by
 		// compat/nri: built from this checkout every run (the go build
 		// cache keeps it quick), its ctr and shim stay the released ones.
@@ -148,7 +183,7 @@ func setup(m *testing.M) int {
 	if p, err := exec.LookPath("node"); err == nil {
 		suite.node = p
 	}
-	if swept, err := harness.SweepStale(ctx, "", suite.tools); err != nil || len(swept) > 0 {
+	if swept, err := harness.SweepStale(ctx, "", suite.tools.Runc); err != nil || len(swept) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: cleaned up after earlier runs: %v %v\n", swept, err)
 	}
 	stop()
@@ -156,9 +191,9 @@ func setup(m *testing.M) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		fmt.Fprintf(os.Stderr, "e2e: %v: stopping every containerd\n", s)
+		fmt.Fprintf(os.Stderr, "e2e: %v: stopping every runtime\n", s)
 		live.Range(func(k, _ any) bool {
-			_ = k.(*harness.Containerd).Close(context.Background(), false)
+			_ = k.(harness.Runtime).Close(context.Background(), false)
 			return true
 		})
 		os.RemoveAll(work)
@@ -167,24 +202,32 @@ func setup(m *testing.M) int {
 	return m.Run()
 }
 
-// live holds the tests' containerd instances not closed yet, for
-// cleaning up on SIGINT or SIGTERM.
+// live holds the tests' runtime instances not closed yet, for cleaning
+// up on SIGINT or SIGTERM.
 var live sync.Map
 
-// runtime is one test's containerd with its CRI client.
+// runtime is one test's containerd or CRI-O with its CRI client.
 type runtime struct {
-	*harness.Containerd
+	harness.Runtime
+	*harness.Layout
 	t   *testing.T
 	ctx context.Context
 	cri *harness.CRI
 }
 
-// newRuntime prepares a containerd for t (started by start) and
-// registers its cleanup: on failure containerd's log tail is printed.
+// newRuntime prepares the runtime under test for t (started by start)
+// and registers its cleanup: on failure the runtime's log tail is
+// printed.
 func newRuntime(t *testing.T, opts harness.Options) *runtime {
 	t.Helper()
 	opts.Tools, opts.ImageTar = suite.tools, suite.imageTar
-	c, err := harness.New("", opts)
+	var c harness.Runtime
+	var err error
+	if suite.crio {
+		c, err = harness.NewCrio("", opts)
+	} else {
+		c, err = harness.NewContainerd("", opts)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +237,12 @@ func newRuntime(t *testing.T, opts harness.Options) *runtime {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
 		t.Cleanup(cancel)
 	}
-	r := &runtime{Containerd: c, t: t, ctx: ctx, cri: c.CRI()}
+	r := &runtime{Runtime: c, Layout: c.Paths(), t: t, ctx: ctx, cri: c.CRI()}
 	live.Store(c, true)
 	t.Cleanup(func() {
 		defer live.Delete(c)
 		if t.Failed() {
-			t.Logf("containerd log tail (%s):\n%s", c.LogPath, c.LogTail(60))
+			t.Logf("%s log tail (%s):\n%s", c.Kind(), r.LogPath, r.LogTail(60))
 		}
 		if err := c.Close(context.Background(), *keep); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -495,21 +538,37 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-// synchronized counts the lines of containerd's log saying that NRI
+// synchronized counts the lines of the runtime's log saying that NRI
 // synchronized the plugin idxName: upstream's messages, or nrikit's
 // "plugin synchronized" record naming the plugin (suite.nrikit).
 func synchronized(log, idxName string, preinstalled bool) int {
-	if !suite.nrikit {
-		if preinstalled {
-			return strings.Count(log, "pre-installed NRI plugin "+logQuote(idxName)+" synchronization success")
-		}
-		return strings.Count(log, "plugin "+logQuote(idxName)+" connected and synchronized")
+	return len(synchronizedLines(log, idxName, preinstalled))
+}
+
+// lastSynchronized returns the last line synchronized counts.
+func lastSynchronized(log, idxName string, preinstalled bool) string {
+	lines := synchronizedLines(log, idxName, preinstalled)
+	if len(lines) == 0 {
+		return ""
 	}
-	n := 0
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func synchronizedLines(log, idxName string, preinstalled bool) []string {
+	var lines []string
 	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, `msg="plugin synchronized"`) && slices.Contains(strings.Fields(line), "plugin="+idxName) {
-			n++
+		var ok bool
+		switch {
+		case suite.nrikit:
+			ok = strings.Contains(line, `msg="plugin synchronized"`) && slices.Contains(strings.Fields(line), "plugin="+idxName)
+		case preinstalled:
+			ok = strings.Contains(line, "pre-installed NRI plugin "+logQuote(idxName)+" synchronization success")
+		default:
+			ok = strings.Contains(line, "plugin "+logQuote(idxName)+" connected and synchronized")
+		}
+		if ok {
+			lines = append(lines, line)
 		}
 	}
-	return n
+	return lines
 }

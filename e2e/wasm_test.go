@@ -52,7 +52,7 @@ func TestWASMPlugin(t *testing.T) {
 	start := time.Now()
 	r.start()
 	r.waitPreinstalled(1, plugins...)
-	evidence(t, "containerd started and synchronized %v in %s", plugins, time.Since(start).Round(time.Millisecond))
+	evidence(t, "%s started and synchronized %v in %s", r.Kind(), plugins, time.Since(start).Round(time.Millisecond))
 	for _, p := range plugins {
 		evidence(t, "%s module load: %s", p, wasmLoadTime(r.Log(), r.PluginDir, p))
 	}
@@ -74,9 +74,9 @@ func TestWASMPlugin(t *testing.T) {
 	// The guest's standard error (the template's slog output) is in the
 	// runtime's log under the plugin's name.
 	if line := logLine(r.Log(), "10-template", "msg=configured", " stream=stderr"); !strings.Contains(line, "from-conf") {
-		t.Errorf("containerd's log lacks the template's stderr with its configuration: %q", line)
+		t.Errorf("%s's log lacks the template's stderr with its configuration: %q", r.Kind(), line)
 	} else {
-		evidence(t, "containerd: %s", line)
+		evidence(t, "%s: %s", r.Kind(), line)
 	}
 
 	// Containment: the guest loops forever for "loop".
@@ -100,9 +100,9 @@ func TestWASMPlugin(t *testing.T) {
 	wantEnv(t, looped, "NRI_TEMPLATE", "injected-by-nri-template")
 	wantNoEnv(t, looped, "WASM_GUEST")
 	if line := logLine(r.Log(), "20-guest", `msg="plugin timed out`); line == "" {
-		t.Errorf("containerd's log does not say that 20-guest timed out:\n%s", r.LogTail(40))
+		t.Errorf("%s's log does not say that 20-guest timed out:\n%s", r.Kind(), r.LogTail(40))
 	} else {
-		evidence(t, "containerd: %s", line)
+		evidence(t, "%s: %s", r.Kind(), line)
 	}
 	next := r.container(podID, pod, "after")
 	wantEnv(t, next, "NRI_TEMPLATE", "injected-by-nri-template")

@@ -8,6 +8,7 @@ require (
 	github.com/containerd/nri v0.12.5
 	github.com/containerd/ttrpc v1.2.10
 	github.com/nrikit/nrikit v0.0.0
+	github.com/opencontainers/runtime-spec v1.3.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/apimachinery v0.37.2
 )
@@ -22,7 +23,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/opencontainers/runtime-spec v1.3.0 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect

@@ -13,47 +13,10 @@ import (
 	"time"
 )
 
-// Options configure a containerd instance.
-type Options struct {
-	// Tools are the binaries to run.
-	Tools *Tools
-	// ImageTar is the OCI layout tarball imported at the first start
-	// (WriteImages); it must hold PauseImage.
-	ImageTar string
-	// DefaultValidator, if not empty, is the body of the TOML table
-	// [plugins."io.containerd.nri.v1.nri".default_validator], e.g.
-	// "enable = true\nreject_oci_hook_adjustment = true".
-	DefaultValidator string
-	// RequestTimeout is NRI's plugin_request_timeout (default 2s).
-	RequestTimeout time.Duration
-	// ExtraImageTars are more image tarballs imported at the first start
-	// (such as a plugin image of `make images`).
-	ExtraImageTars []string
-}
-
 // Containerd is one containerd daemon with a private root, state,
-// sockets and NRI directories under Dir. Create it with New, add
-// pre-installed plugins to PluginDir and their configuration to
-// PluginConfigDir, then Start it. Close stops it and everything it
-// started.
+// sockets and NRI directories under its Layout's Dir (see [Runtime]).
 type Containerd struct {
-	// Dir is the private directory; the paths below are inside it.
-	Dir string
-	// Address is containerd's gRPC socket (the CRI endpoint).
-	Address string
-	// NRISocket is the socket external NRI plugins connect to.
-	NRISocket string
-	// PluginDir is NRI's plugin_path: executables named IDX-NAME that
-	// containerd starts when it starts.
-	PluginDir string
-	// PluginConfigDir is NRI's plugin_config_path: IDX-NAME.conf or
-	// NAME.conf, sent to pre-installed plugins in Configure.
-	PluginConfigDir string
-	// CDIDir is containerd's only CDI spec directory.
-	CDIDir string
-	// LogPath is containerd's log (stdout and stderr, debug level),
-	// appended to across restarts.
-	LogPath string
+	*Layout
 
 	opts       Options
 	config     string
@@ -64,57 +27,46 @@ type Containerd struct {
 	createdRun []string        // directories under /run the harness found missing
 }
 
+var _ Runtime = (*Containerd)(nil)
+
 // shimSocketDir is where containerd's runc shim puts its sockets,
 // whatever containerd's configuration says.
 const shimSocketDir = "/run/containerd/s"
 
-// New prepares a containerd instance in a new directory under parent
-// (os.TempDir if empty) without starting it. The path is kept short:
-// unix socket paths are limited to 107 bytes.
-func New(parent string, opts Options) (*Containerd, error) {
-	dir, err := os.MkdirTemp(parent, "nrikit-e2e-")
+// NewContainerd prepares a containerd instance in a new directory under
+// parent (os.TempDir if empty) without starting it.
+func NewContainerd(parent string, opts Options) (*Containerd, error) {
+	l, err := newLayout(parent, "containerd.log", "root", "state", "runc", "certs.d", "cni/bin", "cni/net.d")
 	if err != nil {
 		return nil, err
 	}
-	c := &Containerd{
-		Dir:             dir,
-		Address:         filepath.Join(dir, "containerd.sock"),
-		NRISocket:       filepath.Join(dir, "run", "nri.sock"),
-		PluginDir:       filepath.Join(dir, "nri-plugins"),
-		PluginConfigDir: filepath.Join(dir, "nri-conf.d"),
-		CDIDir:          filepath.Join(dir, "cdi"),
-		LogPath:         filepath.Join(dir, "containerd.log"),
-		config:          filepath.Join(dir, "config.toml"),
-		opts:            opts,
-	}
-	for _, d := range []string{"root", "state", "run", "runc", "certs.d", "cni/bin", "cni/net.d", "pods", "nri-plugins", "nri-conf.d", "cdi"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
-		}
-	}
+	l.Address = filepath.Join(l.Dir, "containerd.sock")
+	c := &Containerd{Layout: l, config: filepath.Join(l.Dir, "config.toml"), opts: opts}
 	if err := os.WriteFile(c.config, []byte(c.configTOML()), 0o644); err != nil {
 		return nil, err
 	}
-	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 30\ndebug: false\npull-image-on-create: false\n", c.Address, c.Address)
-	if err := os.WriteFile(filepath.Join(dir, "crictl.yaml"), []byte(crictl), 0o644); err != nil {
+	if err := l.writeCrictlConfig(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// Kind returns "containerd".
+func (c *Containerd) Kind() string { return "containerd" }
+
+// Paths returns the instance's layout.
+func (c *Containerd) Paths() *Layout { return c.Layout }
+
 // configTOML is the configuration of /work/shared/real-containerd's
 // config.toml.in (checked on this kind of machine) with the harness's
 // options.
 func (c *Containerd) configTOML() string {
-	timeout := c.opts.RequestTimeout
-	if timeout == 0 {
-		timeout = 2 * time.Second
-	}
 	validator := ""
-	if c.opts.DefaultValidator != "" {
-		validator = "\n  [plugins.\"io.containerd.nri.v1.nri\".default_validator]\n" + c.opts.DefaultValidator + "\n"
+	if v := c.opts.DefaultValidator; v != nil {
+		validator = fmt.Sprintf("\n  [plugins.\"io.containerd.nri.v1.nri\".default_validator]\n    enable = true\n"+
+			"    reject_oci_hook_adjustment = %v\n    required_plugins = %s\n", v.RejectOCIHooks, tomlStrings(v.RequiredPlugins))
 	}
-	r := strings.NewReplacer("@RC@", c.Dir, "@RUNC@", c.opts.Tools.Runc, "@TIMEOUT@", timeout.String(),
+	r := strings.NewReplacer("@RC@", c.Dir, "@RUNC@", c.opts.Tools.Runc, "@TIMEOUT@", c.opts.requestTimeout().String(),
 		"@PAUSE@", PauseImage, "@VALIDATOR@", validator)
 	return r.Replace(configTemplate)
 }
@@ -295,27 +247,6 @@ func (c *Containerd) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Log returns containerd's log so far.
-func (c *Containerd) Log() string {
-	b, _ := os.ReadFile(c.LogPath)
-	return string(b)
-}
-
-// LogTail returns the last n lines of containerd's log.
-func (c *Containerd) LogTail(n int) string {
-	return tail(c.Log(), n)
-}
-
-// WaitLog waits until containerd's log holds substr at least n times.
-func (c *Containerd) WaitLog(ctx context.Context, timeout time.Duration, substr string, n int) error {
-	return Eventually(ctx, timeout, func() error {
-		if got := strings.Count(c.Log(), substr); got < n {
-			return fmt.Errorf("containerd's log has %q %d times, want %d", substr, got, n)
-		}
-		return nil
-	})
-}
-
 // Close removes every pod, stops containerd, kills the shims and
 // containers containerd left, unmounts what remains under Dir, removes
 // the shims' leftover sockets and, unless keep is set, Dir itself. It
@@ -352,17 +283,7 @@ func (c *Containerd) killLeftovers(ctx context.Context) []error {
 	runcRoot := filepath.Join(c.Dir, "runc")
 	if entries, err := os.ReadDir(runcRoot); err == nil {
 		for _, ns := range entries {
-			root := filepath.Join(runcRoot, ns.Name())
-			out, err := exec.CommandContext(ctx, c.opts.Tools.Runc, "--root", root, "list", "-q").Output()
-			if err != nil {
-				continue
-			}
-			for _, id := range strings.Fields(string(out)) {
-				_ = exec.CommandContext(ctx, c.opts.Tools.Runc, "--root", root, "kill", "--all", id, "KILL").Run()
-				if out, err := exec.CommandContext(ctx, c.opts.Tools.Runc, "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
-					errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", id, err, out))
-				}
-			}
+			errs = append(errs, killRuncContainers(ctx, c.opts.Tools.Runc, filepath.Join(runcRoot, ns.Name()))...)
 		}
 	}
 	for _, pid := range shimPids(c.Address) {
@@ -401,54 +322,11 @@ func (c *Containerd) removeShimSockets() []error {
 	return errs
 }
 
-// configHeader marks the harness's configuration file, so that
-// SweepStale touches only the harness's directories.
-const configHeader = "# Written by nrikit's e2e harness."
-
-// SweepStale cleans up after earlier runs that died without cleaning up
-// (a killed test binary, a test timeout): in every directory of the
-// harness under parent (os.TempDir if empty) whose containerd is not
-// serving, it kills the containers and shims left, unmounts what is
-// mounted under it, and removes it. It returns the directories removed.
-func SweepStale(ctx context.Context, parent string, tools *Tools) ([]string, error) {
-	if parent == "" {
-		parent = os.TempDir()
+// tomlStrings writes ss as a TOML array of strings.
+func tomlStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
 	}
-	dirs, err := filepath.Glob(filepath.Join(parent, "nrikit-e2e-*"))
-	if err != nil {
-		return nil, err
-	}
-	var swept []string
-	var errs []error
-	for _, dir := range dirs {
-		if pid, ok := strings.CutPrefix(filepath.Base(dir), "nrikit-e2e-build-"); ok {
-			// A suite's build directory, named after its process.
-			if n, err := strconv.Atoi(pid); err == nil && !Alive(n) {
-				if err := os.RemoveAll(dir); err != nil {
-					errs = append(errs, err)
-				}
-				swept = append(swept, dir)
-			}
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "config.toml"))
-		if err != nil || !strings.HasPrefix(string(b), configHeader) || listening(filepath.Join(dir, "containerd.sock")) {
-			continue
-		}
-		c := &Containerd{Dir: dir, Address: filepath.Join(dir, "containerd.sock"), opts: Options{Tools: tools}}
-		errs = append(errs, c.killLeftovers(ctx)...)
-		if err := unmountUnder(dir); err != nil {
-			errs = append(errs, err)
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		}
-		swept = append(swept, dir)
-	}
-	if len(swept) > 0 {
-		// Removed only if empty: a running containerd keeps its sockets there.
-		_ = os.Remove(shimSocketDir)
-		_ = os.Remove(filepath.Dir(shimSocketDir))
-	}
-	return swept, errors.Join(errs...)
+	return "[" + strings.Join(q, ", ") + "]"
 }

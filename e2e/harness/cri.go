@@ -176,9 +176,21 @@ func (c *CRI) RunPod(ctx context.Context, pod PodConfig) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// containerNameLabel is the label the kubelet gives every container, with
+// the container's name: CRI-O takes the container's name in NRI from it.
+const containerNameLabel = "io.kubernetes.container.name"
+
 // CreateContainer creates a container in the pod podID (started from
-// pod) and returns its id.
+// pod) and returns its id. The container gets the kubelet's label with
+// its name unless it has one.
 func (c *CRI) CreateContainer(ctx context.Context, podID string, pod PodConfig, ctr ContainerConfig) (string, error) {
+	if _, ok := ctr.Labels[containerNameLabel]; !ok {
+		labels := map[string]string{containerNameLabel: ctr.Metadata.Name}
+		for k, v := range ctr.Labels {
+			labels[k] = v
+		}
+		ctr.Labels = labels
+	}
 	if pod.LogDirectory == "" {
 		pod.LogDirectory = filepath.Join(c.dir(), "pods", pod.Metadata.Namespace+"_"+pod.Metadata.Name)
 	}

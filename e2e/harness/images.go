@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -37,8 +39,13 @@ type Image struct {
 	Ref string
 	// Binary is the path of the static program on the host.
 	Binary string
-	// Name is the program's file name in the image's root.
+	// Name is the program's path in the image, from its root.
 	Name string
+	// Links are more paths in the image, from its root, made symbolic
+	// links to /Name (a multi-call program's applets, as busybox's).
+	Links []string
+	// Path is the image's PATH ("/" if empty).
+	Path string
 }
 
 // WriteImages writes images into one OCI image layout tarball at path,
@@ -60,10 +67,11 @@ func WriteImages(path string, images ...Image) error {
 		if err != nil {
 			return fmt.Errorf("image %s: %w", im.Ref, err)
 		}
-		tag := im.Ref[strings.LastIndex(im.Ref, ":")+1:]
+		// The ref.name is the whole reference, not only the tag: CRI-O's
+		// copyimg selects an image of the archive by it.
 		if err := lp.AppendImage(img, layout.WithPlatform(platform), layout.WithAnnotations(map[string]string{
-			"io.containerd.image.name":          im.Ref,
-			"org.opencontainers.image.ref.name": tag,
+			annotationImageName: im.Ref,
+			annotationRefName:   im.Ref,
 		})); err != nil {
 			return fmt.Errorf("image %s: %w", im.Ref, err)
 		}
@@ -78,7 +86,13 @@ func singleBinaryImage(im Image, platform v1.Platform) (v1.Image, error) {
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, d := range []string{"dev/", "proc/", "sys/", "etc/", "tmp/"} {
+	dirs := []string{"dev/", "proc/", "sys/", "etc/", "tmp/"}
+	for _, p := range append([]string{im.Name}, im.Links...) {
+		if d := path.Dir(p); d != "." && !slices.Contains(dirs, d+"/") {
+			dirs = append(dirs, d+"/")
+		}
+	}
+	for _, d := range dirs {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755}); err != nil {
 			return nil, err
 		}
@@ -88,6 +102,11 @@ func singleBinaryImage(im Image, platform v1.Platform) (v1.Image, error) {
 	}
 	if _, err := tw.Write(prog); err != nil {
 		return nil, err
+	}
+	for _, l := range im.Links {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/" + im.Name, Mode: 0o777}); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -113,6 +132,9 @@ func singleBinaryImage(im Image, platform v1.Platform) (v1.Image, error) {
 	cf.OS, cf.Architecture = platform.OS, platform.Architecture
 	cf.Config.Entrypoint = []string{"/" + im.Name}
 	cf.Config.Env = []string{"PATH=/"}
+	if im.Path != "" {
+		cf.Config.Env = []string{"PATH=" + im.Path}
+	}
 	return mutate.ConfigFile(img, cf)
 }
 

@@ -19,6 +19,9 @@ const (
 	ContainerdVersion = "v2.4.2"
 	// CrictlVersion is the cri-tools release of crictl.
 	CrictlVersion = "v1.37.0"
+	// CrioVersion is the CRI-O release the suite runs (it pins
+	// github.com/containerd/nri v0.11.0), served by the Go module proxy.
+	CrioVersion = "v1.36.3"
 )
 
 const (
@@ -29,8 +32,12 @@ const (
 // Tools are the absolute paths of the binaries the suite runs.
 type Tools struct {
 	// Containerd, Ctr and Shim are containerd's daemon, its client and
-	// the runc shim (which must be on containerd's PATH).
+	// the runc shim (which must be on containerd's PATH); empty when the
+	// suite runs CRI-O.
 	Containerd, Ctr, Shim string
+	// Crio are CRI-O's binaries (EnsureCrio); nil when the suite runs
+	// containerd.
+	Crio *CrioTools
 	// Crictl is the CRI client.
 	Crictl string
 	// Runc is the OCI runtime.
@@ -83,7 +90,10 @@ func EnsureTools(ctx context.Context, goBin, cacheDir string, log io.Writer) (*T
 	if err := goInstall(ctx, goBin, cri, log, crictlPackage+"@"+CrictlVersion); err != nil {
 		return nil, err
 	}
-	runc, err := ensureRunc(ctx, log)
+	if err := ensurePackages(ctx, log, runcPackage); err != nil {
+		return nil, err
+	}
+	runc, err := findRunc()
 	if err != nil {
 		return nil, err
 	}
@@ -120,36 +130,63 @@ func goInstall(ctx context.Context, goBin, dir string, log io.Writer, pkgs ...st
 	return os.Rename(tmp, dir)
 }
 
-// ensureRunc finds runc, installing Debian's package when it is missing.
-func ensureRunc(ctx context.Context, log io.Writer) (string, error) {
-	find := func() (string, bool) {
-		if p, err := exec.LookPath("runc"); err == nil {
-			return p, true
-		}
-		for _, p := range []string{"/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc"} {
-			if _, err := os.Stat(p); err == nil {
-				return p, true
-			}
-		}
-		return "", false
+// debianPackage is a Debian package and a file it installs.
+type debianPackage struct{ name, file string }
+
+var runcPackage = debianPackage{"runc", "runc"}
+
+// present reports whether the package's file is there (runc: anywhere
+// findRunc looks).
+func (p debianPackage) present() bool {
+	if p == runcPackage {
+		_, err := findRunc()
+		return err == nil
 	}
-	if p, ok := find(); ok {
-		return p, nil
+	_, err := os.Stat(p.file)
+	return err == nil
+}
+
+// ensurePackages installs with apt-get those of pkgs whose file is
+// missing, in one run.
+func ensurePackages(ctx context.Context, log io.Writer, pkgs ...debianPackage) error {
+	var missing []string
+	for _, p := range pkgs {
+		if !p.present() {
+			missing = append(missing, p.name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", errors.New("runc is not installed and apt-get is not available to install it")
+		return fmt.Errorf("%s not installed and apt-get is not available to install them", strings.Join(missing, ", "))
 	}
-	fmt.Fprintln(log, "e2e: installing runc with apt-get")
-	for _, args := range [][]string{{"update", "-qq"}, {"install", "-y", "-qq", "runc"}} {
+	fmt.Fprintf(log, "e2e: installing %s with apt-get\n", strings.Join(missing, " "))
+	for _, args := range [][]string{{"update", "-qq"}, append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...)} {
 		cmd := exec.CommandContext(ctx, "apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("apt-get %s: %w", strings.Join(args, " "), err)
+			return fmt.Errorf("apt-get %s: %w", strings.Join(args, " "), err)
 		}
 	}
-	if p, ok := find(); ok {
+	for _, p := range pkgs {
+		if !p.present() {
+			return fmt.Errorf("%s still missing after apt-get install %s", p.file, p.name)
+		}
+	}
+	return nil
+}
+
+// findRunc finds runc on PATH or in the usual places.
+func findRunc() (string, error) {
+	if p, err := exec.LookPath("runc"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("runc still missing after apt-get install runc")
+	for _, p := range []string{"/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("runc is not installed")
 }

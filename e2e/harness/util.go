@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,29 @@ func goarch() string { return runtime.GOARCH }
 // shimPids returns the processes of containerd-shim-runc-v2 serving the
 // containerd at address (their command line has `-address ADDRESS`).
 func shimPids(address string) []int {
+	return processes(func(args []string) bool {
+		if !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
+			return false
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if strings.TrimLeft(args[i], "-") == "address" && args[i+1] == address {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// processesWithArg returns the processes of the program named name whose
+// command line has an argument holding substr.
+func processesWithArg(name, substr string) []int {
+	return processes(func(args []string) bool {
+		return filepath.Base(args[0]) == name && slices.ContainsFunc(args[1:], func(a string) bool { return strings.Contains(a, substr) })
+	})
+}
+
+// processes returns the processes whose command line match accepts.
+func processes(match func(args []string) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -71,18 +95,11 @@ func shimPids(address string) []int {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
+		if err != nil || len(b) == 0 {
 			continue
 		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) == 0 || !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
-			continue
-		}
-		for i := 0; i+1 < len(args); i++ {
-			if strings.TrimLeft(args[i], "-") == "address" && args[i+1] == address {
-				pids = append(pids, pid)
-				break
-			}
+		if match(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids

@@ -2,16 +2,23 @@ package adaptation
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/containerd/log"
+
+	"github.com/containerd/nri/internal/logsink"
 )
 
 // logger is the runtime library's logger inside a runtime that adopted
 // this module: its records go to github.com/containerd/log, the logger
 // containerd (and upstream's NRI inside it) writes to, so NRI's lines have
-// containerd's format, level and destination.
+// containerd's format, level and destination; or, once the runtime set
+// one with pkg/log's Set (moby does), to that logger, fields written into
+// the message.
 func logger() *slog.Logger { return slog.New(containerdHandler{}) }
 
 // containerdHandler is a slog.Handler writing to containerd/log.
@@ -34,6 +41,9 @@ func level(l slog.Level) log.Level {
 }
 
 func (containerdHandler) Enabled(_ context.Context, l slog.Level) bool {
+	if _, ok := logsink.Custom(); ok {
+		return true // the runtime's logger filters levels itself
+	}
 	return log.L.Logger.IsLevelEnabled(level(l))
 }
 
@@ -56,8 +66,42 @@ func (h containerdHandler) Handle(ctx context.Context, r slog.Record) error {
 		add(a, h.group)
 		return true
 	})
+	if custom, ok := logsink.Custom(); ok {
+		toCustom(ctx, custom, r.Level, r.Message, fields)
+		return nil
+	}
 	log.G(ctx).WithFields(fields).Log(level(r.Level), r.Message)
 	return nil
+}
+
+// toCustom writes a record to a runtime's pkg/log Logger: the message,
+// then the fields as key=value in key order (values quoted where they
+// hold spaces or quotes), as logrus's text format writes them.
+func toCustom(ctx context.Context, l logsink.Logger, lvl slog.Level, msg string, fields log.Fields) {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString(msg)
+	for _, k := range keys {
+		v := fmt.Sprint(fields[k])
+		if v == "" || strings.ContainsAny(v, " \t\n\"=") {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
+	}
+	switch level(lvl) {
+	case log.ErrorLevel:
+		l.Errorf(ctx, "%s", b.String())
+	case log.WarnLevel:
+		l.Warnf(ctx, "%s", b.String())
+	case log.InfoLevel:
+		l.Infof(ctx, "%s", b.String())
+	default:
+		l.Debugf(ctx, "%s", b.String())
+	}
 }
 
 func (h containerdHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -730,11 +730,29 @@ type SynchronizeRequest = nrikit.SynchronizeRequest
 // SynchronizeResponse is nrikit's api.SynchronizeResponse.
 type SynchronizeResponse = nrikit.SynchronizeResponse
 
+// ToOCILinuxNetDevices is nrikit's api.ToOCILinuxNetDevices.
+var ToOCILinuxNetDevices = nrikit.ToOCILinuxNetDevices
+
+// ToOCILinuxSchedulerFlags is nrikit's api.ToOCILinuxSchedulerFlags.
+var ToOCILinuxSchedulerFlags = nrikit.ToOCILinuxSchedulerFlags
+
+// ToOCILinuxSeccompArgs is nrikit's api.ToOCILinuxSeccompArgs.
+var ToOCILinuxSeccompArgs = nrikit.ToOCILinuxSeccompArgs
+
+// ToOCILinuxSyscalls is nrikit's api.ToOCILinuxSyscalls.
+var ToOCILinuxSyscalls = nrikit.ToOCILinuxSyscalls
+
+// ToOCIMemoryPolicyFlags is nrikit's api.ToOCIMemoryPolicyFlags.
+var ToOCIMemoryPolicyFlags = nrikit.ToOCIMemoryPolicyFlags
+
 // UInt32 is nrikit's api.UInt32.
 var UInt32 = nrikit.UInt32
 
 // UInt64 is nrikit's api.UInt64.
 var UInt64 = nrikit.UInt64
+
+// UnlimitedPidsLimit is nrikit's api.UnlimitedPidsLimit.
+const UnlimitedPidsLimit = nrikit.UnlimitedPidsLimit
 
 // UpdateContainerRequest is nrikit's api.UpdateContainerRequest.
 type UpdateContainerRequest = nrikit.UpdateContainerRequest

@@ -4,8 +4,8 @@
 // is found to implement the same events. New plugins use nrikit's stub
 // directly (scopes, opt-outs, reconnection, in-process tests).
 //
-// Not provided: Logger (upstream's pkg/log), WithLogger and the WASM
-// plugin support.
+// Not provided: WithLogger (a plugin's messages go to nrikit's stub
+// logger, not to pkg/log's) and the WASM plugin support.
 package stub
 
 import (
@@ -75,12 +75,17 @@ func WithTTRPCOptions(clientOpts []ttrpc.ClientOpts, serverOpts []ttrpc.ServerOp
 // WithFailurePolicy asks the runtime for a failure policy.
 func WithFailurePolicy(policy *api.FailurePolicy) Option { return nrikit.WithFailurePolicy(policy) }
 
-// WithOnClose calls onClose when the connection to the runtime is lost.
+// WithOnClose calls onClose when the connection to the runtime ends,
+// lost or closed by Stop. As upstream's stub does, neither Stop nor Wait
+// waits for onClose to return, so onClose may itself stop the plugin and
+// wait for it (CRI-O's NRI test plugins do, under a sync.Once that the
+// caller of Stop holds): it runs on a goroutine of its own, which ends
+// when onClose returns.
 func WithOnClose(onClose func()) Option {
 	if onClose == nil {
 		onClose = func() {}
 	}
-	return nrikit.WithOnClose(func(error) { onClose() })
+	return nrikit.WithOnClose(func(error) { go onClose() })
 }
 
 // New creates a stub for plugin, which implements the handler interfaces
