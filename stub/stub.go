@@ -127,11 +127,14 @@ func (st *Stub) Start(ctx context.Context) error {
 	st.life = life
 	st.mu.Unlock()
 	st.applyProcessSettings()
+	// Connecting before the health endpoints answer: /livez must not see
+	// the state of a stub not started yet.
+	st.c.metrics.setState(stateConnecting)
 	if err := st.startHealth(); err != nil {
+		st.c.metrics.setState(stateStopped)
 		life.finish(err)
 		return err
 	}
-	st.c.metrics.setState(stateConnecting)
 
 	sess, err := st.connectAndRegister(ctx, life.stopC)
 	if err != nil {
