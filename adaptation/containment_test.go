@@ -272,6 +272,46 @@ func TestAnswerTooLarge(t *testing.T) {
 	}
 }
 
+// bigVerdict is a builtin validator that accepts every adjustment with
+// a reason of size bytes.
+type bigVerdict struct {
+	unimplementedPlugin
+	size int
+}
+
+func (p *bigVerdict) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT))}, nil
+}
+
+func (p *bigVerdict) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	return &api.SynchronizeResponse{More: req.More}, nil
+}
+
+func (p *bigVerdict) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
+	return &api.Empty{}, nil
+}
+
+func (p *bigVerdict) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
+	return &api.ValidateContainerAdjustmentResponse{Reason: strings.Repeat("x", p.size)}, nil
+}
+
+// TestValidatorAnswerTooLarge checks that a validator's answer passes the
+// same check as every other answer before it is used: one above the
+// limit is the validator's failure, which fails the creation (validation
+// fails closed), even from a builtin validator that accepts.
+func TestValidatorAnswerTooLarge(t *testing.T) {
+	const limit = 64 << 10
+	a, _ := newContainmentRuntime(t, WithMaxAnswerSize(limit),
+		WithBuiltinPlugin("10", "small", &inproc{}), WithBuiltinPlugin("90", "verdict", &bigVerdict{size: 2 * limit}))
+	_, err := a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 1)})
+	var perr *PluginError
+	var serr *AnswerSizeError
+	if !errors.As(err, &perr) || perr.Plugin != "90-verdict" || perr.Kind != FailureOversize ||
+		!errors.As(err, &serr) || serr.Limit != limit {
+		t.Fatalf("CreateContainer error = %v, want the oversize answer of 90-verdict", err)
+	}
+}
+
 // TestMergedRequestTooLarge checks that when the merged adjustment makes
 // the request to the next plugin too large to send, the error names the
 // plugin whose answer made it so, not the next one.

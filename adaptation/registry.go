@@ -23,25 +23,22 @@ type reservation struct {
 	slots   []*slot
 	// catchUp[i] is set if plugins[i] was synchronizing.
 	catchUp []bool
-	// excluded are, for CreateContainer, the subscribed plugins not
-	// called because the container is outside their scope or they opted
-	// out of it.
-	excluded []*plugin
 }
 
 // reserve picks the plugins subscribed to e for which the event's
 // subject s is in scope and not opted out of, and reserves a slot in
-// each of their queues; the scope records of every plugin are kept up to
-// date on the way (see tracker.decide). check, if not nil, runs under the
-// same lock and can refuse the event. It returns ErrStopped after Stop.
-func (a *Adaptation) reserve(e api.Event, s subject, check func() error, lend bool) (*reservation, error) {
+// each of their queues (lent to the dispatcher where the worker is idle,
+// if lend is set: see queue.push); the scope records of every plugin are
+// kept up to date on the way (see tracker.decide). hooks run under the
+// same lock. It returns ErrStopped after Stop.
+func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bool) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
 		return nil, ErrStopped
 	}
-	if check != nil {
-		if err := check(); err != nil {
+	if hooks.check != nil {
+		if err := hooks.check(); err != nil {
 			return nil, err
 		}
 	}
@@ -54,11 +51,8 @@ func (a *Adaptation) reserve(e api.Event, s subject, check func() error, lend bo
 		}
 		if v != deliver {
 			p.skipped(e, v)
-			if e == api.Event_CREATE_CONTAINER { // for the validators
-				if r.excluded == nil {
-					r.excluded = make([]*plugin, 0, len(a.plugins))
-				}
-				r.excluded = append(r.excluded, p)
+			if hooks.skipped != nil {
+				hooks.skipped(p)
 			}
 			continue
 		}
