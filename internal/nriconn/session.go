@@ -98,7 +98,7 @@ func Open(conn net.Conn, role Role, cfg Config) (*Session, error) {
 	if cfg.Register != nil {
 		cfg.Register(s)
 	}
-	var l net.Listener = lay.Listener
+	l := lay.Listener
 	if cfg.ServerConn != nil {
 		l = &wrapListener{Listener: l, wrap: cfg.ServerConn}
 	}
