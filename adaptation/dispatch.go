@@ -184,7 +184,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	}
 	sh := &shared{}
 	for i, p := range res.plugins {
-		o, done := callInTurn(ctx, a, p, r, s, res.slots[i], res.catchUp[i], next(p), sh)
+		o, done := callInTurn(ctx, p, r, s, res.slots[i], res.catchUp[i], next(p), sh)
 		if !done {
 			res.release(i + 1)
 			return ctx.Err()
@@ -206,11 +206,11 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 // goroutine hand-offs where it can: a slot lent at reserve time (the
 // worker was idle and is not woken) or one the worker waits at
 // (slot.takeTurn) is run on the dispatcher's goroutine; otherwise the call
-// is handed to the worker and awaited (see handOver), and delivered late
-// if the dispatcher stops waiting for a plugin that synchronizes. done is
-// false if ctx ended first.
-func callInTurn[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, p *plugin, r *rpc[Req, Rsp], s subject,
-	sl *slot, catchUp bool, req Req, sh *shared) (o outcome[Rsp], done bool) {
+// is handed to the worker and awaited (see turn.handOver), and delivered
+// late if the dispatcher stops waiting for a plugin that synchronizes. ok
+// is false if ctx ended first.
+func callInTurn[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject,
+	sl *slot, catchUp bool, req Req, sh *shared) (o outcome[Rsp], ok bool) {
 	switch {
 	case sl.lent:
 		skip := p.verdict(sl)
@@ -229,10 +229,9 @@ func callInTurn[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, p *p
 		sl.finish()
 		return o, true
 	}
-	t := handOver(sl,
-		func(skip error) outcome[Rsp] { return deliverEvent(ctx, p, r, s, req, sh, skip) },
-		func(skip error) { deliverLate(ctx, p, r, s, req, sh, skip) })
-	return t.await(ctx, a, p, r.event, catchUp)
+	t := &turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh, late: true}
+	t.handOver(sl)
+	return t.await(catchUp)
 }
 
 // gather delivers req to every plugin of res (reserved without lending)
@@ -254,7 +253,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	// The connected plugins' endpoints encode the request once for all
 	// of them.
 	sh := &shared{}
-	turns := make([]*turn[Rsp], len(res.plugins))
+	turns := make([]turn[Req, Rsp], len(res.plugins))
 	for i, p := range res.plugins {
 		if res.catchUp[i] && !waitCatchUp {
 			// Delivered after the runtime's call returned.
@@ -265,14 +264,15 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			}
 			continue
 		}
-		turns[i] = handOver(res.slots[i], func(skip error) outcome[Rsp] { return deliverEvent(ctx, p, r, s, req, sh, skip) }, nil)
+		turns[i] = turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh}
+		turns[i].handOver(res.slots[i])
 	}
 	var first error
 	for i, p := range res.plugins {
-		if turns[i] == nil {
-			continue
+		if turns[i].done == nil {
+			continue // not waited for
 		}
-		o, done := turns[i].await(ctx, a, p, r.event, res.catchUp[i])
+		o, done := turns[i].await(res.catchUp[i])
 		if !done {
 			return ctx.Err()
 		}
@@ -306,29 +306,43 @@ func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 }
 
 // turn is one plugin's call of an event, handed to the plugin's worker:
-// the way back of its outcome, and the decision whether it runs for the
-// dispatcher that waits for it.
-type turn[Rsp any] struct {
-	out chan outcome[Rsp]
-	h   handoff
+// the call, the way back of its outcome, and the decision whether it runs
+// for the dispatcher that waits for it.
+type turn[Req, Rsp proto.Message] struct {
+	ctx context.Context
+	p   *plugin
+	r   *rpc[Req, Rsp]
+	s   subject
+	req Req
+	sh  *shared
+	// late, if set, delivers the event even if the dispatcher stopped
+	// waiting before the call started (mutating events, see deliverLate).
+	late bool
+
+	// o is the outcome, set before done is closed.
+	o    outcome[Rsp]
+	done chan struct{}
+	h    handoff
 }
 
-// handOver fills sl with the call run, for the plugin's worker to run in
-// its order of events. Its outcome comes back to the dispatcher (see
-// turn.await), unless the dispatcher stopped waiting before it started:
-// then late, if not nil, runs instead.
-func handOver[Rsp any](sl *slot, run func(skip error) outcome[Rsp], late func(skip error)) *turn[Rsp] {
-	t := &turn[Rsp]{out: make(chan outcome[Rsp], 1)}
-	sl.fill <- func(skip error) {
-		if !t.h.start() {
-			if late != nil {
-				late(skip)
-			}
-			return
+// handOver fills sl with the call, for the plugin's worker to make in its
+// order of events. Its outcome comes back to the dispatcher (see await),
+// unless the dispatcher stopped waiting before it started.
+func (t *turn[Req, Rsp]) handOver(sl *slot) {
+	t.done = make(chan struct{})
+	sl.fill <- t.work
+}
+
+// work is what the worker runs for the turn.
+func (t *turn[Req, Rsp]) work(skip error) {
+	if !t.h.start() {
+		if t.late {
+			deliverLate(t.ctx, t.p, t.r, t.s, t.req, t.sh, skip)
 		}
-		t.out <- run(skip)
+		return
 	}
-	return t
+	t.o = deliverEvent(t.ctx, t.p, t.r, t.s, t.req, t.sh, skip)
+	close(t.done)
 }
 
 // handoff decides, once, whether a work filled into a slot runs for the
@@ -343,13 +357,15 @@ func (h *handoff) start() bool { return h.state.CompareAndSwap(0, 1) }
 // abandon reports whether the dispatcher gave up before the work started.
 func (h *handoff) abandon() bool { return h.state.CompareAndSwap(0, 2) }
 
-// await waits for the outcome of the call handed to p's worker. For a
-// plugin that was synchronizing when the event started (catchUp), the
-// wait is bounded by the synchronize wait: if the call has not started
-// by then, the dispatcher gives up on it (see handOver) and the outcome
-// is a FailureSynchronizing. A call that has started is bounded by the
-// plugin's request timeout. done is false if ctx ended first.
-func (t *turn[Rsp]) await(ctx context.Context, a *Adaptation, p *plugin, e api.Event, catchUp bool) (o outcome[Rsp], done bool) {
+// await waits for the outcome of the call handed to the plugin's worker.
+// For a plugin that was synchronizing when the event started (catchUp),
+// the wait is bounded by the synchronize wait: if the call has not
+// started by then, the dispatcher gives up on it (see work) and the
+// outcome is a FailureSynchronizing. A call that has started is bounded
+// by the plugin's request timeout. ok is false if the turn's context
+// ended first.
+func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
+	p, a := t.p, t.p.a
 	var expired <-chan time.Time // nil: no bound
 	if catchUp {
 		tm := time.NewTimer(a.cfg.syncWait)
@@ -358,13 +374,13 @@ func (t *turn[Rsp]) await(ctx context.Context, a *Adaptation, p *plugin, e api.E
 	}
 	for {
 		select {
-		case o = <-t.out:
-			return o, true
-		case <-ctx.Done():
+		case <-t.done:
+			return t.o, true
+		case <-t.ctx.Done():
 			return o, false
 		case <-expired:
 			if t.h.abandon() {
-				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: e.Name(),
+				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: t.r.event.Name(),
 					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
 			}
 			expired = nil // the call has started: its own timeout bounds it
