@@ -213,10 +213,20 @@ func TestSynchronizeBudget(t *testing.T) {
 type bigAnswer struct {
 	unimplementedPlugin
 	size int
+	// validator makes the plugin a validator that accepts every
+	// adjustment with a reason of size bytes, instead.
+	validator bool
 }
 
 func (p *bigAnswer) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	if p.validator {
+		return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT))}, nil
+	}
 	return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_CREATE_CONTAINER))}, nil
+}
+
+func (p *bigAnswer) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
+	return &api.ValidateContainerAdjustmentResponse{Reason: strings.Repeat("x", p.size)}, nil
 }
 
 func (p *bigAnswer) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
@@ -272,29 +282,6 @@ func TestAnswerTooLarge(t *testing.T) {
 	}
 }
 
-// bigVerdict is a builtin validator that accepts every adjustment with
-// a reason of size bytes.
-type bigVerdict struct {
-	unimplementedPlugin
-	size int
-}
-
-func (p *bigVerdict) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
-	return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT))}, nil
-}
-
-func (p *bigVerdict) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
-	return &api.SynchronizeResponse{More: req.More}, nil
-}
-
-func (p *bigVerdict) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
-	return &api.Empty{}, nil
-}
-
-func (p *bigVerdict) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	return &api.ValidateContainerAdjustmentResponse{Reason: strings.Repeat("x", p.size)}, nil
-}
-
 // TestValidatorAnswerTooLarge checks that a validator's answer passes the
 // same check as every other answer before it is used: one above the
 // limit is the validator's failure, which fails the creation (validation
@@ -302,7 +289,7 @@ func (p *bigVerdict) ValidateContainerAdjustment(context.Context, *api.ValidateC
 func TestValidatorAnswerTooLarge(t *testing.T) {
 	const limit = 64 << 10
 	a, _ := newContainmentRuntime(t, WithMaxAnswerSize(limit),
-		WithBuiltinPlugin("10", "small", &inproc{}), WithBuiltinPlugin("90", "verdict", &bigVerdict{size: 2 * limit}))
+		WithBuiltinPlugin("10", "small", &inproc{}), WithBuiltinPlugin("90", "verdict", &bigAnswer{size: 2 * limit, validator: true}))
 	_, err := a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 1)})
 	var perr *PluginError
 	var serr *AnswerSizeError
