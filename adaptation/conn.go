@@ -90,8 +90,8 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 			e.PluginService = api.NewPluginClient(s.Client)
 			api.RegisterRuntimeService(s.Server, &gatedRuntime{rt: rt(e), gate: &e.handlers})
 		},
-		Listener: func(l net.Listener) net.Listener { return &flushListener{Listener: l, e: e} },
-		Context:  ctx,
+		ServerConn: func(c net.Conn) net.Conn { return &flushConn{Conn: e.follow(c, e.gate), e: e} },
+		Context:    ctx,
 	})
 	if err != nil {
 		return nil, err
@@ -213,19 +213,8 @@ func (e *connEndpoint) waitPeerClose(d time.Duration) {
 	}
 }
 
-type flushListener struct {
-	net.Listener
-	e *connEndpoint
-}
-
-func (l *flushListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &flushConn{Conn: l.e.follow(c, l.e.gate), e: l.e}, nil
-}
-
+// flushConn is the Runtime service connection, its messages followed and
+// gated (see follow); it closes flushed after the first write once armed.
 type flushConn struct {
 	net.Conn
 	e *connEndpoint

@@ -213,10 +213,20 @@ func TestSynchronizeBudget(t *testing.T) {
 type bigAnswer struct {
 	unimplementedPlugin
 	size int
+	// validator makes the plugin a validator that accepts every
+	// adjustment with a reason of size bytes, instead.
+	validator bool
 }
 
 func (p *bigAnswer) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	if p.validator {
+		return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT))}, nil
+	}
 	return &api.ConfigureResponse{Events: int32(api.MaskOf(api.Event_CREATE_CONTAINER))}, nil
+}
+
+func (p *bigAnswer) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
+	return &api.ValidateContainerAdjustmentResponse{Reason: strings.Repeat("x", p.size)}, nil
 }
 
 func (p *bigAnswer) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
@@ -269,6 +279,23 @@ func TestAnswerTooLarge(t *testing.T) {
 				t.Errorf("%d plugins, want both still registered", got)
 			}
 		})
+	}
+}
+
+// TestValidatorAnswerTooLarge checks that a validator's answer passes the
+// same check as every other answer before it is used: one above the
+// limit is the validator's failure, which fails the creation (validation
+// fails closed), even from a builtin validator that accepts.
+func TestValidatorAnswerTooLarge(t *testing.T) {
+	const limit = 64 << 10
+	a, _ := newContainmentRuntime(t, WithMaxAnswerSize(limit),
+		WithBuiltinPlugin("10", "small", &inproc{}), WithBuiltinPlugin("90", "verdict", &bigAnswer{size: 2 * limit, validator: true}))
+	_, err := a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 1)})
+	var perr *PluginError
+	var serr *AnswerSizeError
+	if !errors.As(err, &perr) || perr.Plugin != "90-verdict" || perr.Kind != FailureOversize ||
+		!errors.As(err, &serr) || serr.Limit != limit {
+		t.Fatalf("CreateContainer error = %v, want the oversize answer of 90-verdict", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package adaptation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -29,13 +28,24 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	c := merge.NewCreate(req.Pod, req.Container)
 	subj := about(req.Pod, req.Container)
 	var (
-		consulted []*plugin
+		// consulted are the plugins that answered, excluded those not
+		// called because the container is outside their scope or they
+		// opted out of it: the validators are told about both.
+		consulted, excluded []*plugin
 		// adjuster is the last plugin whose answer changed something:
 		// the one to blame if the merged request grows too large.
 		adjuster *plugin
 	)
-	excluded, err := mutate(ctx, a, rpcCreateContainer, subj,
-		func() error { return a.missingRequiredLocked(subj) },
+	hooks := reserveHooks{
+		check: func() error { return a.missingRequiredLocked(subj) },
+		skipped: func(p *plugin) {
+			if excluded == nil {
+				excluded = make([]*plugin, 0, len(a.plugins)) // under a.mu
+			}
+			excluded = append(excluded, p)
+		},
+	}
+	err := mutate(ctx, a, rpcCreateContainer, subj, hooks,
 		func(*plugin) *api.CreateContainerRequest {
 			// The endpoints encode the pod, the same for every plugin,
 			// once (see shared); a builtin plugin gets a clone.
@@ -49,9 +59,6 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 						"plugin", p.full, "container", pristine.GetName())
 				}
 				return nil
-			}
-			if err := p.checkTargets(rpcCreateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
-				return err
 			}
 			if rsp.GetAdjust() != nil || len(rsp.GetUpdate()) > 0 || len(rsp.GetEvict()) > 0 {
 				adjuster = p // an answer that changes something
@@ -131,7 +138,7 @@ func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
 // built only if there is one). A rejection, or any failure of a
 // validator (validation fails closed), fails the creation.
 func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api.ValidateContainerAdjustmentRequest, error)) error {
-	res, err := a.reserve(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, s, nil, false)
+	res, err := a.reserve(rpcValidate.event, s, reserveHooks{}, false)
 	if err != nil {
 		return err
 	}
@@ -143,56 +150,16 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api
 		res.release(0)
 		return err
 	}
-	sh := &shared{} // the validators' endpoints encode req once
-	outs := make([]chan outcome[*api.ValidateContainerAdjustmentResponse], len(res.plugins))
-	hs := make([]*handoff, len(res.plugins))
-	for i, p := range res.plugins {
-		out := make(chan outcome[*api.ValidateContainerAdjustmentResponse], 1)
-		outs[i] = out
-		hs[i] = &handoff{}
-		h := hs[i]
-		res.slots[i].fill <- func(skip error) {
-			if !h.start() {
-				return // the validation went on without it: too late to validate
-			}
-			if skip != nil {
-				out <- outcome[*api.ValidateContainerAdjustmentResponse]{err: skip}
-				return
-			}
-			rsp, err := invoke(ctx, p, rpcValidate, req, sh)
-			out <- outcome[*api.ValidateContainerAdjustmentResponse]{rsp, err}
+	return gather(ctx, a, rpcValidate, s, res, req, true, func(p *plugin, rsp *api.ValidateContainerAdjustmentResponse) error {
+		if !rsp.GetReject() {
+			return nil
 		}
-	}
-	var first error
-	for i, p := range res.plugins {
-		o, done := awaitTurn(ctx, a, p, api.Event_VALIDATE_CONTAINER_ADJUSTMENT, res.catchUp[i], hs[i], outs[i])
-		if !done {
-			return ctx.Err()
+		reason := rsp.GetReason()
+		if reason == "" {
+			reason = "no reason given"
 		}
-		var verr error
-		switch {
-		case errors.Is(o.err, errPluginGone):
-			// Disconnected before it was asked, as if it had not been
-			// there (unless it is required).
-			if p.required {
-				verr = &RequiredPluginError{Plugin: p.full}
-			}
-		case errors.Is(o.err, errOptedOut), errors.Is(o.err, errFiltered):
-			// Not interested in the container: no verdict.
-		case o.err != nil:
-			verr = o.err // a *PluginError naming the validator, or ctx's error
-		case o.rsp.GetReject():
-			reason := o.rsp.GetReason()
-			if reason == "" {
-				reason = "no reason given"
-			}
-			verr = &ValidationError{Validator: p.full, Container: req.GetContainer().GetName(), Reason: reason}
-		}
-		if verr != nil && first == nil {
-			first = verr
-		}
-	}
-	return first
+		return &ValidationError{Validator: p.full, Container: req.GetContainer().GetName(), Reason: reason}
+	})
 }
 
 // UpdateContainer relays a container's resource update to the plugins, in
@@ -203,16 +170,11 @@ func (a *Adaptation) UpdateContainer(ctx context.Context, req *api.UpdateContain
 		return nil, errNoContainer
 	}
 	u := merge.NewUpdate(req.Pod, req.Container, req.LinuxResources)
-	_, err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), nil,
+	err := mutate(ctx, a, rpcUpdateContainer, about(req.Pod, req.Container), reserveHooks{},
 		func(*plugin) *api.UpdateContainerRequest {
 			return &api.UpdateContainerRequest{Pod: req.Pod, Container: req.Container, LinuxResources: u.Resources()}
 		},
-		func(p *plugin, rsp *api.UpdateContainerResponse) error {
-			if err := p.checkTargets(rpcUpdateContainer.event.Name(), rsp.GetUpdate(), rsp.GetEvict()); err != nil {
-				return err
-			}
-			return u.Apply(p.full, rsp)
-		})
+		func(p *plugin, rsp *api.UpdateContainerResponse) error { return u.Apply(p.full, rsp) })
 	if err != nil {
 		return nil, err
 	}
@@ -232,13 +194,8 @@ func (a *Adaptation) StopContainer(ctx context.Context, req *api.StopContainerRe
 		return nil, errNoContainer
 	}
 	u := merge.NewUpdates()
-	_, err := mutate(ctx, a, rpcStopContainer, about(req.GetPod(), req.Container), nil, same(req),
-		func(p *plugin, rsp *api.StopContainerResponse) error {
-			if err := p.checkTargets(rpcStopContainer.event.Name(), rsp.GetUpdate(), nil); err != nil {
-				return err
-			}
-			return u.Apply(p.full, rsp.GetUpdate())
-		})
+	err := mutate(ctx, a, rpcStopContainer, about(req.GetPod(), req.Container), reserveHooks{}, same(req),
+		func(p *plugin, rsp *api.StopContainerResponse) error { return u.Apply(p.full, rsp.GetUpdate()) })
 	if err != nil {
 		return nil, err
 	}

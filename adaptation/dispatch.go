@@ -9,123 +9,16 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/wasmabi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// method is one Plugin service method as endpoints call it: by name over
-// a connection, in-process through serve.
-type method struct {
-	name string
-	// wasm is the export of the WASM ABI that serves the method
-	// (docs/wasm-abi.md), looked up once here rather than on every call.
-	wasm string
-	// answer is the type of the method's answer, to decode it into.
-	answer protoreflect.MessageType
-	serve  func(api.PluginService, context.Context, proto.Message) (proto.Message, error)
-}
-
-// newMethod describes the method call of api.PluginService, named name.
-func newMethod[Req, Rsp proto.Message](name string, call func(api.PluginService, context.Context, Req) (Rsp, error)) *method {
-	var rsp Rsp
-	return &method{name: name, wasm: wasmabi.MethodFunc(name), answer: rsp.ProtoReflect().Type(),
-		serve: func(svc api.PluginService, ctx context.Context, req proto.Message) (proto.Message, error) {
-			r, _ := req.(Req)
-			return call(svc, ctx, r)
-		}}
-}
-
-// methodStateChange is the method of the StateChange fallback.
-var methodStateChange = newMethod("StateChange", api.PluginService.StateChange)
-
-// rpc describes how one event is sent to a plugin. The values below are
-// immutable descriptors; adding an event means adding one of them and
-// one thin public method.
-type rpc[Req, Rsp proto.Message] struct {
-	event  api.Event
-	method *method
-	// legacy, if set, turns the request into a StateChangeEvent for
-	// plugins that do not implement the dedicated RPC (as upstream's
-	// runtime does for the events whose answer carries nothing).
-	legacy func(Req) *api.StateChangeEvent
-}
-
-// newRPC describes event e, sent with call (the method of the same name).
-func newRPC[Req, Rsp proto.Message](e api.Event, call func(api.PluginService, context.Context, Req) (Rsp, error),
-	legacy func(Req) *api.StateChangeEvent) *rpc[Req, Rsp] {
-	return &rpc[Req, Rsp]{event: e, method: newMethod(e.Name(), call), legacy: legacy}
-}
-
-// send makes the call m with req to the plugin at ep (see endpoint.call)
-// and returns its answer as the method's answer type Rsp.
-func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req proto.Message, sh *shared) (Rsp, error) {
-	out, err := ep.call(ctx, m, req, sh)
-	rsp, _ := out.(Rsp)
-	return rsp, err
-}
-
-type podRequest interface {
-	proto.Message
-	GetPod() *api.PodSandbox
-}
-
-type containerRequest interface {
-	podRequest
-	GetContainer() *api.Container
-}
-
-func podChange[R podRequest](e api.Event) func(R) *api.StateChangeEvent {
-	return func(r R) *api.StateChangeEvent { return &api.StateChangeEvent{Event: e, Pod: r.GetPod()} }
-}
-
-func containerChange[R containerRequest](e api.Event) func(R) *api.StateChangeEvent {
-	return func(r R) *api.StateChangeEvent {
-		return &api.StateChangeEvent{Event: e, Pod: r.GetPod(), Container: r.GetContainer()}
-	}
-}
-
-var (
-	rpcRunPodSandbox = newRPC(
-		api.Event_RUN_POD_SANDBOX, api.PluginService.RunPodSandbox,
-		podChange[*api.RunPodSandboxRequest](api.Event_RUN_POD_SANDBOX))
-	rpcUpdatePodSandbox = newRPC(
-		api.Event_UPDATE_POD_SANDBOX, api.PluginService.UpdatePodSandbox, nil)
-	rpcPostUpdatePodSandbox = newRPC(
-		api.Event_POST_UPDATE_POD_SANDBOX, api.PluginService.PostUpdatePodSandbox,
-		podChange[*api.PostUpdatePodSandboxRequest](api.Event_POST_UPDATE_POD_SANDBOX))
-	rpcStopPodSandbox = newRPC(
-		api.Event_STOP_POD_SANDBOX, api.PluginService.StopPodSandbox,
-		podChange[*api.StopPodSandboxRequest](api.Event_STOP_POD_SANDBOX))
-	rpcRemovePodSandbox = newRPC(
-		api.Event_REMOVE_POD_SANDBOX, api.PluginService.RemovePodSandbox,
-		podChange[*api.RemovePodSandboxRequest](api.Event_REMOVE_POD_SANDBOX))
-	rpcCreateContainer = newRPC(
-		api.Event_CREATE_CONTAINER, api.PluginService.CreateContainer, nil)
-	rpcPostCreateContainer = newRPC(
-		api.Event_POST_CREATE_CONTAINER, api.PluginService.PostCreateContainer,
-		containerChange[*api.PostCreateContainerRequest](api.Event_POST_CREATE_CONTAINER))
-	rpcStartContainer = newRPC(
-		api.Event_START_CONTAINER, api.PluginService.StartContainer,
-		containerChange[*api.StartContainerRequest](api.Event_START_CONTAINER))
-	rpcPostStartContainer = newRPC(
-		api.Event_POST_START_CONTAINER, api.PluginService.PostStartContainer,
-		containerChange[*api.PostStartContainerRequest](api.Event_POST_START_CONTAINER))
-	rpcUpdateContainer = newRPC(
-		api.Event_UPDATE_CONTAINER, api.PluginService.UpdateContainer, nil)
-	rpcPostUpdateContainer = newRPC(
-		api.Event_POST_UPDATE_CONTAINER, api.PluginService.PostUpdateContainer,
-		containerChange[*api.PostUpdateContainerRequest](api.Event_POST_UPDATE_CONTAINER))
-	rpcStopContainer = newRPC(
-		api.Event_STOP_CONTAINER, api.PluginService.StopContainer, nil)
-	rpcRemoveContainer = newRPC(
-		api.Event_REMOVE_CONTAINER, api.PluginService.RemoveContainer,
-		containerChange[*api.RemoveContainerRequest](api.Event_REMOVE_CONTAINER))
-	rpcValidate = newRPC(
-		api.Event_VALIDATE_CONTAINER_ADJUSTMENT, api.PluginService.ValidateContainerAdjustment, nil)
-)
+// Dispatch: how an event reaches its plugins and how their answers come
+// back. invoke is the one call to one plugin; mutate walks the plugins of
+// a mutating event one after the other, gather hands an event to all of
+// them at once (notifications, validation); accept is the one step every
+// used answer passes before the dispatcher takes it in.
 
 // invoke makes one call to one plugin. It is the single path of every
 // event to every plugin: request timeout, StateChange fallback, metrics,
@@ -147,18 +40,18 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 		rsp Rsp
 		err error
 	)
-	if r.legacy != nil && p.legacy[r.event].Load() {
-		_, err = p.ep.call(rctx, methodStateChange, r.legacy(req), nil)
+	if r.has(viaStateChange) && p.legacy[r.event].Load() {
+		_, err = p.ep.call(rctx, methodStateChange, r.stateChange(req), nil)
 	} else {
 		rsp, err = send[Rsp](rctx, p.ep, r.method, req, sh)
-		if err != nil && r.legacy != nil && status.Code(err) == codes.Unimplemented {
+		if err != nil && r.has(viaStateChange) && status.Code(err) == codes.Unimplemented {
 			if !p.legacy[r.event].Swap(true) {
 				p.a.log.Warn("plugin does not implement a dedicated RPC, using StateChange",
 					"plugin", p.full, "event", r.event.Name())
 				p.a.deprecatedStateChange(ctx, p.full, r.event)
 			}
 			rsp = zero
-			_, err = p.ep.call(rctx, methodStateChange, r.legacy(req), nil)
+			_, err = p.ep.call(rctx, methodStateChange, r.stateChange(req), nil)
 		}
 	}
 	if err != nil {
@@ -247,101 +140,214 @@ func (p *plugin) onFailure(perr *PluginError) {
 	}
 }
 
-// failsRequest decides whether a plugin's failure of a mutating event
-// fails the runtime's request: always when the plugin answered with an
-// error; for timeouts, crashes and lost connections if the plugin's
-// failure policy says so, or if the plugin is required and the event is
-// CreateContainer.
-func failsRequest(p *plugin, e api.Event, perr *PluginError) error {
-	switch {
-	case perr.Kind == FailureRejected:
-		return perr
-	case p.required && e == api.Event_CREATE_CONTAINER:
-		return &RequiredPluginError{Plugin: p.full, Err: perr}
-	case p.policy.failRequest:
-		return perr
-	}
-	p.a.log.Warn("proceeding without failed plugin", "plugin", p.full, "event", e.Name())
-	return nil
-}
-
-// outcome is one plugin's answer as its worker reports it.
+// outcome is one plugin's answer to an event, or why there is none.
 type outcome[Rsp any] struct {
 	rsp Rsp
 	err error
 }
 
+// deliverEvent makes the call of an event to p, unless skip says why not, and
+// records an opt-out in the answer before the next event for p starts.
+func deliverEvent[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) outcome[Rsp] {
+	if skip != nil {
+		return outcome[Rsp]{err: skip}
+	}
+	rsp, err := invoke(ctx, p, r, req, sh)
+	if err == nil {
+		p.takeOptOut(r.event, s, rsp)
+	}
+	return outcome[Rsp]{rsp, err}
+}
+
+// reserveHooks are what a dispatcher adds to the picking of its plugins,
+// under the registry lock (see reserve). Only CreateContainer has any: it
+// checks that the required plugins are there, and notes the plugins it
+// does not call, for its validators.
+type reserveHooks struct {
+	// check, if set, can refuse the event before plugins are picked.
+	check func() error
+	// skipped, if set, is told of every subscribed plugin not picked
+	// because the subject is outside its scope or it opted out of it.
+	skipped func(*plugin)
+}
+
 // mutate delivers a mutating event about s to its subscribed plugins one
 // after the other, in invocation order. next builds the request for a
 // plugin from the result so far (the endpoints encode what the requests
-// have in common once, see shared); fold takes the plugin's answer in (an opt-out in it is recorded before). check, if not
-// nil, can refuse the event up front (under the registry lock). The first
-// error ends the walk and is returned. For CreateContainer, mutate also
-// returns the subscribed plugins that were not called because s is
-// outside their scope or they opted out of it.
+// have in common once, see shared); each answer passes accept, then fold
+// takes it in. The first error ends the walk and is returned.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	check func() error, next func(*plugin) Req, fold func(*plugin, Rsp) error) ([]*plugin, error) {
-	res, err := a.reserve(r.event, s, check, true)
+	hooks reserveHooks, next func(*plugin) Req, fold func(*plugin, Rsp) error) error {
+	res, err := a.reserve(r.event, s, hooks, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sh := &shared{}
 	for i, p := range res.plugins {
-		req := next(p)
-		var o outcome[Rsp]
-		if sl := res.slots[i]; sl.lent {
-			// Lent at reserve time: the worker was idle and is not woken.
-			skip := p.verdict(sl)
-			o = deliverMutation(ctx, p, r, s, req, sh, skip)
-			p.q.giveBack(sl)
-			if skip == errOptedOut {
-				p.skipped(r.event, optedOut)
-			}
-		} else if sl.takeTurn() {
-			// The worker waits at the slot: call the plugin from here.
-			skip := sl.skip
-			if skip == nil && p.isGone() {
-				skip = errPluginGone
-			}
-			o = deliverMutation(ctx, p, r, s, req, sh, skip)
-			sl.finish()
-		} else {
-			out := make(chan outcome[Rsp], 1)
-			h := &handoff{}
-			sl.fill <- func(skip error) {
-				if !h.start() {
-					deliverLate(ctx, p, r, s, req, sh, skip)
-					return
-				}
-				out <- deliverMutation(ctx, p, r, s, req, sh, skip)
-			}
-			var done bool
-			if o, done = awaitTurn(ctx, a, p, r.event, res.catchUp[i], h, out); !done {
-				res.release(i + 1)
-				return nil, ctx.Err()
-			}
-		}
-		if o.err == nil {
-			o.err = p.checkAnswer(r.event, o.rsp)
-		}
-		if err := a.judge(p, r.event, o.err); err != nil {
+		o, done := callInTurn(ctx, p, r, s, res.slots[i], res.catchUp[i], next(p), sh)
+		if !done {
 			res.release(i + 1)
-			return nil, err
+			return ctx.Err()
 		}
-		if o.err != nil {
-			continue
+		use, err := accept(p, r, o)
+		if err == nil && use {
+			err = fold(p, o.rsp)
 		}
-		if err := fold(p, o.rsp); err != nil {
+		if err != nil {
 			res.release(i + 1)
-			return nil, err
+			return err
 		}
 	}
-	return res.excluded, nil
+	return nil
+}
+
+// callInTurn makes the call of a mutating event to p, whose slot sl was
+// reserved for it, once the plugins before p have answered. It saves the
+// goroutine hand-offs where it can: a slot lent at reserve time (the
+// worker was idle and is not woken) or one the worker waits at
+// (slot.takeTurn) is run on the dispatcher's goroutine; otherwise the call
+// is handed to the worker and awaited (see turn.handOver), and delivered
+// late if the dispatcher stops waiting for a plugin that synchronizes. ok
+// is false if ctx ended first.
+func callInTurn[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject,
+	sl *slot, catchUp bool, req Req, sh *shared) (o outcome[Rsp], ok bool) {
+	switch {
+	case sl.lent:
+		skip := p.verdict(sl)
+		o = deliverEvent(ctx, p, r, s, req, sh, skip)
+		p.q.giveBack(sl)
+		if skip == errOptedOut {
+			p.skipped(r.event, optedOut)
+		}
+		return o, true
+	case sl.takeTurn():
+		skip := sl.skip
+		if skip == nil && p.isGone() {
+			skip = errPluginGone
+		}
+		o = deliverEvent(ctx, p, r, s, req, sh, skip)
+		sl.finish()
+		return o, true
+	}
+	t := &turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh, late: true}
+	t.handOver(sl)
+	return t.await(catchUp)
+}
+
+// gather delivers req to every plugin of res (reserved without lending)
+// at once, each call on its plugin's worker, and waits for the outcomes
+// in invocation order. Each outcome passes accept, and an answer to be
+// used goes to use; the first error of either is returned once every
+// plugin has answered, ctx's error as soon as ctx ends. With use nil
+// nothing is judged: the plugins' failures are logged (see invoke), never
+// returned (notifications).
+//
+// A plugin that was synchronizing when the event started is, with
+// waitCatchUp, waited for at most the synchronize wait: if its turn has
+// not come by then, the event goes on without it (FailureSynchronizing)
+// and it does not get the event. Without waitCatchUp it is not waited
+// for: it gets the event when its turn comes, bounded by its request
+// timeout and Stop only.
+func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
+	res *reservation, req Req, waitCatchUp bool, use func(*plugin, Rsp) error) error {
+	// The connected plugins' endpoints encode the request once for all
+	// of them.
+	sh := &shared{}
+	turns := make([]turn[Req, Rsp], len(res.plugins))
+	for i, p := range res.plugins {
+		if res.catchUp[i] && !waitCatchUp {
+			// Delivered after the runtime's call returned.
+			dctx, cancel := a.detach(ctx)
+			res.slots[i].fill <- func(skip error) {
+				defer cancel()
+				deliverEvent(dctx, p, r, s, req, sh, skip)
+			}
+			continue
+		}
+		turns[i] = turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh}
+		turns[i].handOver(res.slots[i])
+	}
+	var first error
+	for i, p := range res.plugins {
+		if turns[i].done == nil {
+			continue // not waited for
+		}
+		o, done := turns[i].await(res.catchUp[i])
+		if !done {
+			return ctx.Err()
+		}
+		if use == nil {
+			continue
+		}
+		ok, err := accept(p, r, o)
+		if err == nil && ok {
+			err = use(p, o.rsp)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// notify delivers a notification about s to every subscribed plugin for
+// which s is in scope, concurrently (each plugin in its own order of
+// events) and waits until the plugins that are active have handled it or
+// ctx ends; plugins still synchronizing get it later. Failures are
+// logged, never returned.
+func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject, req Req) error {
+	res, err := a.reserve(r.event, s, reserveHooks{}, false)
+	if err != nil {
+		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
+		return nil
+	}
+	_ = gather(ctx, a, r, s, res, req, false, nil)
+	return nil
+}
+
+// turn is one plugin's call of an event, handed to the plugin's worker:
+// the call, the way back of its outcome, and the decision whether it runs
+// for the dispatcher that waits for it.
+type turn[Req, Rsp proto.Message] struct {
+	ctx context.Context
+	p   *plugin
+	r   *rpc[Req, Rsp]
+	s   subject
+	req Req
+	sh  *shared
+	// late, if set, delivers the event even if the dispatcher stopped
+	// waiting before the call started (mutating events, see deliverLate).
+	late bool
+
+	// o is the outcome, set before done is closed.
+	o    outcome[Rsp]
+	done chan struct{}
+	h    handoff
+}
+
+// handOver fills sl with the call, for the plugin's worker to make in its
+// order of events. Its outcome comes back to the dispatcher (see await),
+// unless the dispatcher stopped waiting before it started.
+func (t *turn[Req, Rsp]) handOver(sl *slot) {
+	t.done = make(chan struct{})
+	sl.fill <- t.work
+}
+
+// work is what the worker runs for the turn.
+func (t *turn[Req, Rsp]) work(skip error) {
+	if !t.h.start() {
+		if t.late {
+			deliverLate(t.ctx, t.p, t.r, t.s, t.req, t.sh, skip)
+		}
+		return
+	}
+	t.o = deliverEvent(t.ctx, t.p, t.r, t.s, t.req, t.sh, skip)
+	close(t.done)
 }
 
 // handoff decides, once, whether a work filled into a slot runs for the
 // dispatcher that waits for it, or late, after the dispatcher stopped
-// waiting (see awaitTurn).
+// waiting (see turn.await).
 type handoff struct{ state atomic.Int32 }
 
 // start reports whether the work runs for its dispatcher; after it the
@@ -351,38 +357,39 @@ func (h *handoff) start() bool { return h.state.CompareAndSwap(0, 1) }
 // abandon reports whether the dispatcher gave up before the work started.
 func (h *handoff) abandon() bool { return h.state.CompareAndSwap(0, 2) }
 
-// awaitTurn waits for the outcome of a work filled into p's slot. For a
-// plugin that was synchronizing when the event started (catchUp), the
-// wait is bounded by the synchronize wait: if the work has not started
-// by then, the dispatcher gives up on it (the work then runs late, see
-// deliverLate) and the outcome is a FailureSynchronizing. A work that has
-// started is bounded by the plugin's request timeout. done is false if
-// ctx ended first.
-func awaitTurn[Rsp any](ctx context.Context, a *Adaptation, p *plugin, e api.Event, catchUp bool, h *handoff, out <-chan outcome[Rsp]) (o outcome[Rsp], done bool) {
+// await waits for the outcome of the call handed to the plugin's worker.
+// For a plugin that was synchronizing when the event started (catchUp),
+// the wait is bounded by the synchronize wait: if the call has not
+// started by then, the dispatcher gives up on it (see work) and the
+// outcome is a FailureSynchronizing. A call that has started is bounded
+// by the plugin's request timeout. ok is false if the turn's context
+// ended first.
+func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
+	p, a := t.p, t.p.a
 	var expired <-chan time.Time // nil: no bound
 	if catchUp {
-		t := time.NewTimer(a.cfg.syncWait)
-		defer t.Stop()
-		expired = t.C
+		tm := time.NewTimer(a.cfg.syncWait)
+		defer tm.Stop()
+		expired = tm.C
 	}
 	for {
 		select {
-		case o = <-out:
-			return o, true
-		case <-ctx.Done():
+		case <-t.done:
+			return t.o, true
+		case <-t.ctx.Done():
 			return o, false
 		case <-expired:
-			if h.abandon() {
-				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: e.Name(),
+			if t.h.abandon() {
+				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: t.r.event.Name(),
 					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
 			}
-			expired = nil // the work has started: its own timeout bounds it
+			expired = nil // the call has started: its own timeout bounds it
 		}
 	}
 }
 
 // deliverLate delivers a mutating event to a plugin whose dispatcher gave
-// up waiting for it while it synchronized (see awaitTurn): the plugin
+// up waiting for it while it synchronized (see turn.await): the plugin
 // still sees the event, so that it knows every object, but its answer is
 // not used. The call is not bounded by the runtime's context, which has
 // usually ended, only by the plugin's request timeout and Stop.
@@ -398,15 +405,32 @@ func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[
 	}
 }
 
-// checkAnswer fails an answer larger than the runtime accepts
-// ([WithMaxAnswerSize]) as the plugin's own failure.
-func (p *plugin) checkAnswer(e api.Event, rsp proto.Message) error {
-	n := proto.Size(rsp)
-	if n <= p.a.cfg.maxAnswerSize {
-		return nil
+// accept is the one step between a plugin's outcome and its use by the
+// dispatcher, the same for every event whose answers are used and every
+// kind of plugin: an answer is checked on its own, before it is merged
+// with the others (checkAnswer), and a failure, the plugin's or the
+// check's, is judged (judge). use reports whether the answer is to be
+// used; a non-nil err fails the event.
+func accept[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], o outcome[Rsp]) (use bool, err error) {
+	if o.err == nil {
+		o.err = p.checkAnswer(r.event, o.rsp)
 	}
-	return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
-		Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+	if err := judge(p, r, o.err); err != nil {
+		return false, err
+	}
+	return o.err == nil, nil
+}
+
+// checkAnswer checks a plugin's answer to e on its own: an answer larger
+// than the runtime accepts ([WithMaxAnswerSize]) is the plugin's failure,
+// and one that updates or evicts a container outside the plugin's scope
+// is refused (checkTargets). What a plugin may answer is checked here.
+func (p *plugin) checkAnswer(e api.Event, rsp proto.Message) error {
+	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
+		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
+			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+	}
+	return p.checkTargets(e, rsp)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too
@@ -418,77 +442,32 @@ func (p *plugin) fail(perr *PluginError) *PluginError {
 	return perr
 }
 
-// deliverMutation makes the call of a mutating event to p, unless skip says why
-// not, and records an opt-out in the answer before the next event for p
-// starts.
-func deliverMutation[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) outcome[Rsp] {
-	if skip != nil {
-		return outcome[Rsp]{err: skip}
-	}
-	rsp, err := invoke(ctx, p, r, req, sh)
-	if err == nil {
-		p.takeOptOut(r.event, s, rsp)
-	}
-	return outcome[Rsp]{rsp, err}
-}
-
-// judge turns one plugin's delivery error into the request's error (nil:
-// go on without the plugin's answer).
-func (a *Adaptation) judge(p *plugin, e api.Event, err error) error {
+// judge turns one plugin's delivery error into the event's error (nil:
+// go on without the plugin's answer). A plugin that was gone when its
+// turn came is missed only if the event requires it; a plugin's failure
+// fails the event if the plugin answered with an error, if the event
+// fails closed, if the plugin is required and the event requires it, or
+// if the plugin's failure policy says so.
+func judge[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], err error) error {
 	var perr *PluginError
 	switch {
 	case err == nil, errors.Is(err, errFiltered), errors.Is(err, errOptedOut):
 		return nil
 	case errors.Is(err, errPluginGone):
-		if p.required && e == api.Event_CREATE_CONTAINER {
+		if r.has(requiredAnswer) && p.required {
 			return &RequiredPluginError{Plugin: p.full}
 		}
 		return nil
-	case errors.As(err, &perr):
-		return failsRequest(p, e, perr)
+	case !errors.As(err, &perr):
+		return err // ctx's error, or a request too large to send
+	case perr.Kind == FailureRejected, r.has(failClosed):
+		return perr
+	case r.has(requiredAnswer) && p.required:
+		return &RequiredPluginError{Plugin: p.full, Err: perr}
+	case p.policy.failRequest:
+		return perr
 	}
-	return err
-}
-
-// notify delivers a notification about s to every subscribed plugin for
-// which s is in scope, concurrently (each plugin in its own order of
-// events) and waits until the plugins that are active have handled it or
-// ctx ends; plugins still synchronizing get it later. Failures are
-// logged, never returned.
-func notify[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject, req Req) error {
-	res, err := a.reserve(r.event, s, nil, false)
-	if err != nil {
-		a.log.Debug("event not delivered", "event", r.event.Name(), "error", err)
-		return nil
-	}
-	// The connected plugins' endpoints encode the request once for all
-	// of them.
-	sh := &shared{}
-	var wait []chan struct{}
-	for i, p := range res.plugins {
-		done := make(chan struct{})
-		dctx, cancel := ctx, context.CancelFunc(func() {})
-		if res.catchUp[i] {
-			// Delivered after the runtime's call returned.
-			dctx, cancel = a.detach(ctx)
-		} else {
-			wait = append(wait, done)
-		}
-		res.slots[i].fill <- func(skip error) {
-			defer close(done)
-			defer cancel()
-			if skip == nil {
-				_, _ = invoke(dctx, p, r, req, sh)
-			}
-		}
-	}
-	for _, done := range wait {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	p.a.log.Warn("proceeding without failed plugin", "plugin", p.full, "event", r.event.Name())
 	return nil
 }
 

@@ -33,7 +33,7 @@ func (a *Adaptation) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRe
 	if req.GetPod() == nil {
 		return errNoPod
 	}
-	_, err := mutate(ctx, a, rpcRunPodSandbox, about(req.Pod, nil), nil, same(req), ignore)
+	err := mutate(ctx, a, rpcRunPodSandbox, about(req.Pod, nil), reserveHooks{}, same(req), ignore)
 	return err
 }
 
@@ -43,7 +43,7 @@ func (a *Adaptation) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSan
 	if req.GetPod() == nil {
 		return nil, errNoPod
 	}
-	if _, err := mutate(ctx, a, rpcUpdatePodSandbox, about(req.Pod, nil), nil, same(req), ignore); err != nil {
+	if err := mutate(ctx, a, rpcUpdatePodSandbox, about(req.Pod, nil), reserveHooks{}, same(req), ignore); err != nil {
 		return nil, err
 	}
 	return &api.UpdatePodSandboxResponse{}, nil
@@ -76,7 +76,7 @@ func (a *Adaptation) StartContainer(ctx context.Context, req *api.StartContainer
 	if req.GetContainer() == nil {
 		return errNoContainer
 	}
-	_, err := mutate(ctx, a, rpcStartContainer, about(req.GetPod(), req.Container), nil, same(req), ignore)
+	err := mutate(ctx, a, rpcStartContainer, about(req.GetPod(), req.Container), reserveHooks{}, same(req), ignore)
 	return err
 }
 

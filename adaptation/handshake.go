@@ -6,124 +6,26 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/pluginproc"
-	"github.com/nrikit/nrikit/internal/socketpair"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
+// The handshake of a plugin: the Runtime service of its connection
+// (session: RegisterPlugin, then the plugin's own UpdateContainers), and
+// configure, which every kind of plugin goes through once admitted (see
+// lifecycle.go).
+
 // answerGrace bounds the wait for a RegisterPlugin answer to be written
 // before the connection of a refused plugin is closed.
 const answerGrace = time.Second
-
-// ServeConn runs the registration of a plugin connecting on conn (as
-// Start's listener does for each connection on the socket) and returns
-// once the plugin is synchronized, with nil, or has failed, with the
-// reason (a *RegistrationError if registration was refused; the plugin
-// got the same message). ctx bounds the wait, not the plugin's life: a
-// registered plugin is served until it disconnects or the Adaptation
-// stops. ServeConn takes ownership of conn.
-func (a *Adaptation) ServeConn(ctx context.Context, conn net.Conn) error {
-	return a.serveConn(ctx, conn, KindExternal, nil, nil)
-}
-
-// serveConn registers a plugin on conn: an external one, or a launched
-// one (l and proc set). The process is terminated and reaped whenever
-// the connection is closed, whatever happens.
-func (a *Adaptation) serveConn(ctx context.Context, conn net.Conn, kind PluginKind, l *launchSpec, proc *process) error {
-	pid := 0
-	var peer *socketpair.Cred // an external plugin's, if known
-	if proc != nil {
-		pid = proc.pid()
-	} else if cred, err := socketpair.PeerCred(conn); err == nil {
-		pid, peer = cred.PID, &cred
-	}
-	a.mu.Lock()
-	if a.stopped {
-		a.mu.Unlock()
-		conn.Close()
-		if proc != nil {
-			proc.terminate()
-		}
-		return ErrStopped
-	}
-	if kind == KindExternal {
-		if r := a.admitConnLocked(peer); r != nil {
-			a.mu.Unlock()
-			conn.Close()
-			a.connLog.Warn(r.msg, r.args...)
-			return r.err
-		}
-	}
-	a.wg.Add(1)
-	// registered ends the connection's count as not registered yet.
-	registered := func() {}
-	if kind == KindExternal {
-		registered = sync.OnceFunc(func() {
-			a.mu.Lock()
-			a.leaveConnLocked(peer)
-			a.mu.Unlock()
-		})
-	}
-	a.mu.Unlock()
-	defer a.wg.Done()
-	defer registered()
-
-	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{}),
-		decoding: make(chan struct{}, 1)}
-	var onClose func() error
-	if proc != nil {
-		onClose = proc.terminate
-	}
-	// The bounds on what the plugin's messages hold come last, next to
-	// the decoding they guard (bounds.go).
-	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight,
-		clientOpts: append(slices.Clip(a.cfg.clientOpts), ttrpc.WithChainUnaryClientInterceptor(boundAnswers(a.cfg.maxAnswerSize))),
-		serverOpts: append(slices.Clip(a.cfg.serverOpts), ttrpc.WithChainUnaryServerInterceptor(s.boundRequests)),
-		violated: func(err error) {
-			a.log.Warn("closing plugin connection: the plugin broke a bound", "plugin", s.who(), "error", err)
-		}}
-	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
-	if err != nil {
-		if proc != nil {
-			proc.terminate()
-		}
-		err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
-		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
-		return err
-	}
-	err = s.await(ctx)
-	registered()
-	if err != nil {
-		if s.abandon() {
-			err = fmt.Errorf("%w (the plugin was admitted as %q, now dropped)", err, s.p.full)
-		}
-		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
-		ep.waitFlushed(answerGrace)
-		if s.answered() {
-			// ttrpc's client may report "ttrpc: closed" instead of an
-			// answer that arrived just before the connection closed (its
-			// dispatch picks between the two at random), so let the
-			// plugin read the refusal and hang up first.
-			ep.waitPeerClose(answerGrace)
-		}
-		ep.Close()
-		return err
-	}
-	ep.waitFlushed(answerGrace)
-	s.p.run()
-	return a.activate(ctx, s.p)
-}
 
 // registrationLog is the logger of the registration of a plugin of kind:
 // for an external one, the budget of the connections that have not
@@ -286,6 +188,9 @@ func (s *session) RegisterPlugin(_ context.Context, req *api.RegisterPluginReque
 	return &api.Empty{}, nil
 }
 
+// register checks the name and index the plugin registered with (a
+// pre-installed plugin's must be those it was started with) and
+// registers it.
 func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *RegistrationError) {
 	idx, name := req.GetPluginIdx(), req.GetPluginName()
 	// Until both are checked, the name is the peer's to choose: clip it.
@@ -350,23 +255,6 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 		return &api.UpdateContainersResponse{Failed: failed}, status.Errorf(codes.Unknown, "runtime failed to update containers: %v", err)
 	}
 	return &api.UpdateContainersResponse{Failed: failed}, nil
-}
-
-// register admits and configures a plugin that announced itself as
-// idx-name over ep; its log records are within logs (nil: a new budget).
-func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string, logs *logBudget) (*plugin, *RegistrationError) {
-	p := newPlugin(a, kind, idx, name, ep, pid, logs)
-	if rerr := a.admit(p); rerr != nil {
-		return nil, rerr
-	}
-	if kind == KindExternal {
-		p.setLogs(a.externalLogBudget(p.full))
-	}
-	if rerr := a.configure(p, config); rerr != nil {
-		a.unadmit(p)
-		return nil, rerr
-	}
-	return p, nil
 }
 
 // configure sends Configure and checks the plugin's answer.
@@ -454,16 +342,4 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
 		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope)
 	return nil
-}
-
-// startBuiltin registers and synchronizes a builtin plugin.
-func (a *Adaptation) startBuiltin(ctx context.Context, b builtinSpec) error {
-	ep := newBuiltinEndpoint(b.svc)
-	p, rerr := a.register(ep, KindBuiltin, b.idx, b.name, 0, "", nil)
-	if rerr != nil {
-		ep.Close()
-		return rerr
-	}
-	p.run()
-	return a.activate(ctx, p)
 }

@@ -118,7 +118,7 @@ func (a *Adaptation) admitConnLocked(peer *socketpair.Cred) *refusal {
 type refusal struct {
 	msg  string // the log line
 	args []any  // its attributes
-	err  error  // what serveConn returns
+	err  error  // what startConn returns
 }
 
 // leaveConnLocked ends the count of a connection admitted by

@@ -109,23 +109,39 @@ func (p *plugin) takeSyncOptOut(out *api.OptOut, pods []*api.PodSandbox, ctrs []
 	p.a.log.Info("plugin opted out in Synchronize", "plugin", p.full, "pods", len(podIDs), "containers", len(ctrIDs))
 }
 
-// checkTargets refuses an answer of p to op that updates or evicts a
+// updater and evicter are answers that can update or evict containers.
+type (
+	updater interface{ GetUpdate() []*api.ContainerUpdate }
+	evicter interface {
+		GetEvict() []*api.ContainerEviction
+	}
+)
+
+// checkTargets refuses an answer of p to e that updates or evicts a
 // container outside p's scope, with a *PluginError wrapping a
-// *ScopeError.
-func (p *plugin) checkTargets(op string, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) error {
+// *ScopeError. An answer that opts out carries no changes (they are
+// ignored, see CreateContainer): it is not checked.
+func (p *plugin) checkTargets(e api.Event, rsp any) error {
 	if p.track.f == nil {
 		return nil
 	}
-	for _, u := range updates {
-		if id := u.GetContainerId(); !p.track.inScope(id) {
-			return &PluginError{Plugin: p.full, Op: op, Kind: FailureRejected,
-				Err: &ScopeError{Plugin: p.full, Action: "update", Container: id}}
+	if oo, ok := rsp.(optOuter); ok && hasOptOut(oo.GetOptOut()) {
+		return nil
+	}
+	if u, ok := rsp.(updater); ok {
+		for _, u := range u.GetUpdate() {
+			if id := u.GetContainerId(); !p.track.inScope(id) {
+				return &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureRejected,
+					Err: &ScopeError{Plugin: p.full, Action: "update", Container: id}}
+			}
 		}
 	}
-	for _, ev := range evictions {
-		if id := ev.GetContainerId(); !p.track.inScope(id) {
-			return &PluginError{Plugin: p.full, Op: op, Kind: FailureRejected,
-				Err: &ScopeError{Plugin: p.full, Action: "evict", Container: id}}
+	if ev, ok := rsp.(evicter); ok {
+		for _, ev := range ev.GetEvict() {
+			if id := ev.GetContainerId(); !p.track.inScope(id) {
+				return &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureRejected,
+					Err: &ScopeError{Plugin: p.full, Action: "evict", Container: id}}
+			}
 		}
 	}
 	return nil

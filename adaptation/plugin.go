@@ -159,18 +159,6 @@ func (p *plugin) isGone() bool {
 	}
 }
 
-// run starts the plugin's worker and connection watcher.
-func (p *plugin) run() {
-	p.a.goOwned(p.worker)
-	p.a.goOwned(func() {
-		select {
-		case <-p.ep.Done():
-			p.disconnect("connection lost")
-		case <-p.closed:
-		}
-	})
-}
-
 // worker runs the plugin's queue until it is closed and drained; then
 // the plugin calls no more, and its metrics go.
 func (p *plugin) worker() {
@@ -252,50 +240,6 @@ func (p *plugin) enqueue(w work) bool {
 	s := newSlot(api.Event_UNKNOWN, "", "", false)
 	s.fill <- w
 	return p.q.push(s, false)
-}
-
-// disconnect removes the plugin from the registry, fails its queued work
-// and closes its endpoint. It is idempotent.
-func (p *plugin) disconnect(reason string) {
-	p.closeOnce.Do(func() {
-		p.a.forget(p)
-		close(p.closed)
-		p.q.close()
-		p.a.log.Info("plugin disconnected", "plugin", p.full, "kind", p.kind.String(), "reason", reason)
-		p.a.goOwned(func() {
-			if err := p.ep.Close(); err != nil {
-				p.a.log.Warn("closing plugin", "plugin", p.full, "error", err)
-			}
-			// Its output, if any, is drained: say what was not logged.
-			p.logs.flush()
-		})
-	})
-}
-
-// shutdown sends Shutdown to the plugin, logging a failure.
-func (p *plugin) shutdown(ctx context.Context) {
-	if p.isGone() {
-		return
-	}
-	if _, err := p.ep.Shutdown(ctx, &api.ShutdownRequest{}); err != nil {
-		p.a.log.Debug("plugin did not acknowledge Shutdown", "plugin", p.full, "error", err)
-	}
-}
-
-// retire hands the plugin over to its replacement: the events already
-// queued for it finish, then it is sent Shutdown and disconnected.
-func (p *plugin) retire() {
-	ok := p.enqueue(func(skip error) {
-		if skip == nil {
-			ctx, cancel := context.WithTimeout(p.a.ctx, DefaultShutdownTimeout)
-			p.shutdown(ctx)
-			cancel()
-		}
-		p.disconnect("replaced by a new connection")
-	})
-	if !ok {
-		p.disconnect("replaced by a new connection")
-	}
 }
 
 // effectiveTimeout returns the request timeout the plugin gets when it

@@ -1,8 +1,6 @@
 package adaptation
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -23,25 +21,22 @@ type reservation struct {
 	slots   []*slot
 	// catchUp[i] is set if plugins[i] was synchronizing.
 	catchUp []bool
-	// excluded are, for CreateContainer, the subscribed plugins not
-	// called because the container is outside their scope or they opted
-	// out of it.
-	excluded []*plugin
 }
 
 // reserve picks the plugins subscribed to e for which the event's
 // subject s is in scope and not opted out of, and reserves a slot in
-// each of their queues; the scope records of every plugin are kept up to
-// date on the way (see tracker.decide). check, if not nil, runs under the
-// same lock and can refuse the event. It returns ErrStopped after Stop.
-func (a *Adaptation) reserve(e api.Event, s subject, check func() error, lend bool) (*reservation, error) {
+// each of their queues (lent to the dispatcher where the worker is idle,
+// if lend is set: see queue.push); the scope records of every plugin are
+// kept up to date on the way (see tracker.decide). hooks run under the
+// same lock. It returns ErrStopped after Stop.
+func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bool) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
 		return nil, ErrStopped
 	}
-	if check != nil {
-		if err := check(); err != nil {
+	if hooks.check != nil {
+		if err := hooks.check(); err != nil {
 			return nil, err
 		}
 	}
@@ -54,11 +49,8 @@ func (a *Adaptation) reserve(e api.Event, s subject, check func() error, lend bo
 		}
 		if v != deliver {
 			p.skipped(e, v)
-			if e == api.Event_CREATE_CONTAINER { // for the validators
-				if r.excluded == nil {
-					r.excluded = make([]*plugin, 0, len(a.plugins))
-				}
-				r.excluded = append(r.excluded, p)
+			if hooks.skipped != nil {
+				hooks.skipped(p)
 			}
 			continue
 		}
@@ -194,84 +186,4 @@ func (a *Adaptation) forget(p *plugin) {
 		a.plugins = slices.Delete(a.plugins, i, i+1)
 	}
 	a.metrics.setPlugins(len(a.plugins))
-}
-
-// activate makes a configured plugin receive events: in one critical
-// section (see withSnapshot) it inserts the plugin as synchronizing
-// (replacing an external plugin of the same name), and takes the
-// runtime's snapshot; the plugin's worker then sends Synchronize before
-// any event. activate returns when the plugin is synchronized, or failed
-// to, or ctx ends.
-func (a *Adaptation) activate(ctx context.Context, p *plugin) error {
-	done := make(chan error, 1)
-	var old *plugin
-	err := a.withSnapshot(p, func(pods []*api.PodSandbox, ctrs []*api.Container) error {
-		if a.stopped {
-			return ErrStopped
-		}
-		if p.state == StateClosed {
-			return errPluginGone
-		}
-		a.leaveAdmittingLocked(p)
-		// Only the objects in the plugin's scope are sent, and recorded.
-		pods, ctrs = p.track.seed(pods, ctrs)
-		old = a.findLocked(p.full)
-		if old != nil {
-			i := slices.Index(a.plugins, old)
-			a.plugins = slices.Delete(a.plugins, i, i+1)
-		}
-		p.state = StateSynchronizing
-		i, _ := slices.BinarySearchFunc(a.plugins, p, comparePlugins)
-		a.plugins = slices.Insert(a.plugins, i, p)
-		a.metrics.setPlugins(len(a.plugins))
-		// The queue is empty: this is the plugin's first work. It cannot
-		// be closed: disconnect takes a.mu before closing it.
-		p.enqueue(func(skip error) {
-			if skip != nil {
-				done <- skip
-				return
-			}
-			err := a.synchronize(p, pods, ctrs)
-			if err != nil {
-				p.disconnect("synchronization failed: " + err.Error())
-			} else {
-				a.mu.Lock()
-				if p.state == StateSynchronizing {
-					p.state = StateActive
-				}
-				a.mu.Unlock()
-				a.log.Info("plugin synchronized", "plugin", p.full, "kind", p.kind.String(),
-					"events", p.events.String(), "pods", len(pods), "containers", len(ctrs))
-			}
-			done <- err
-		})
-		return nil
-	})
-	switch {
-	case errors.Is(err, ErrStopped):
-		// Stop did not see the plugin (it was not in the registry yet):
-		// its worker and watcher run, so disconnect it here.
-		p.disconnect("runtime stopped")
-		return ErrStopped
-	case errors.Is(err, errPluginGone):
-		return errPluginGone
-	case err != nil:
-		// Listing failed, or the runtime's blocks or SyncFunc did.
-		a.mu.Lock()
-		a.leaveAdmittingLocked(p)
-		a.mu.Unlock()
-		p.disconnect(err.Error())
-		return err
-	}
-
-	if old != nil {
-		a.log.Info("plugin replaced by a new connection", "plugin", p.full)
-		old.retire()
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -128,52 +128,6 @@ func isPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// runWASM loads the WASM plugin l, registers and synchronizes it. It
-// returns a channel closed once the plugin is gone; loading happens
-// outside the registry lock, so other plugins and events go on meanwhile.
-func (a *Adaptation) runWASM(l launchSpec) (<-chan struct{}, error) {
-	cache, err := a.wasm.get(a.cfg.wasmCacheDir, a.log)
-	if err != nil {
-		err = fmt.Errorf("WASM plugin %q not loaded: %w", l.full, err)
-		if errors.Is(err, wasmhost.ErrDisabled) {
-			err = permanentError{err}
-		}
-		return nil, err
-	}
-	ep := &wasmEndpoint{done: make(chan struct{}), grace: a.cfg.terminationGrace}
-	mod, unreserve, err := a.loadWASM(l, wasmhost.Options{
-		Name:             l.full,
-		Logger:           l.logs.logger(a.log.Handler()),
-		Cache:            cache,
-		MemoryLimitPages: a.cfg.wasmMemoryPages,
-		Reinit:           ep.reinit,
-		MaxModuleSize:    a.cfg.maxModuleSize,
-		TrustedFile:      true,
-		MaxAnswerSize:    a.cfg.maxAnswerSize,
-		MaxMessageSize:   MaxMessageSize,
-	})
-	if err != nil {
-		var (
-			exports *wasmhost.ExportError
-			version *wasmhost.VersionError
-		)
-		permanent := errors.Is(err, wasmhost.ErrDisabled) || errors.As(err, &exports) || errors.As(err, &version)
-		err = fmt.Errorf("WASM plugin %q not loaded: %w", l.full, err)
-		if permanent {
-			err = permanentError{err}
-		}
-		return nil, err
-	}
-	ep.mod, ep.Client, ep.unreserve = mod, wasmhost.NewClient(mod), unreserve
-	p, rerr := a.register(ep, KindWASM, l.idx, l.name, 0, l.config, l.logs)
-	if rerr != nil {
-		ep.Close()
-		return nil, rerr
-	}
-	p.run()
-	return ep.Done(), a.activate(a.ctx, p)
-}
-
 // wasmEndpoint is a WASM plugin: calls go to its module's exports, the
 // requests and answers encoded as on a connection. The module discards
 // an instance that crashed; the next call gets a fresh one, to which the

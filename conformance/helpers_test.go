@@ -10,47 +10,49 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/stub"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// helperModeEnv selects what the re-executed test binary does as a plugin.
-const helperModeEnv = "CONFORMANCE_HELPER_MODE"
+// helperEnv makes the re-executed test binary a plugin process.
+const helperEnv = "CONFORMANCE_HELPER"
 
 // helperSocketEnv gives an external helper plugin the socket to dial.
 const helperSocketEnv = "CONFORMANCE_HELPER_SOCKET"
 
 // helperCommand is the command line that runs the test binary as a plugin
-// in mode; the mode travels in the environment (see helperEnv).
-func helperCommand() []string {
-	return []string{os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1"}
+// in mode; helperEnvVars is the environment it needs.
+func helperCommand(mode string) []string {
+	return append([]string{os.Args[0], "-test.count=1"}, runtimetest.HelperArgs(mode)...)
 }
 
-func helperEnv(mode string) []string { return []string{helperModeEnv + "=" + mode} }
+// helperEnvVars is the environment that makes the test binary a plugin
+// process (see helperCommand).
+func helperEnvVars() []string { return []string{helperEnv + "=1"} }
+
+// rawModes are the modes of the hand-written plugin (rawPlugin).
+var rawModes = []string{"never-registers", "wrong-name", "unknown-bits", "malformed", "conflicting",
+	"crash-unsubscribed", "ignore-close", "invalid-scope", "scope-ignored"}
 
 // TestHelperProcess is not a test: it is the plugin process of the other
-// tests, selected by helperModeEnv.
+// tests, in the mode its arguments name (runtimetest.HelperMain).
 func TestHelperProcess(t *testing.T) {
-	mode := os.Getenv(helperModeEnv)
-	if mode == "" {
+	modes := map[string]func([]string) error{
+		"stub-good":     func([]string) error { return runStubPlugin(false) },
+		"stub-external": func([]string) error { return runStubPlugin(true) },
+		"stub-scoped": func([]string) error {
+			return runStubPlugin(false, stub.WithScope(&api.PluginScope{PodLabelSelector: "team=a"}))
+		},
+	}
+	for _, mode := range rawModes {
+		modes[mode] = func([]string) error { return runRawPlugin(mode) }
+	}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process for the plugin tests")
 	}
-	var err error
-	switch mode {
-	case "stub-good", "stub-external":
-		err = runStubPlugin(mode == "stub-external")
-	case "stub-scoped":
-		err = runStubPlugin(false, stub.WithScope(&api.PluginScope{PodLabelSelector: "team=a"}))
-	default:
-		err = runRawPlugin(mode)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "helper %s: %v\n", mode, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
 
 // goodPlugin is a well-behaved plugin built with the stub.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperModeEnv) != "" {
+	if os.Getenv(helperEnv) != "" {
 		// A helper plugin process: TestHelperProcess exits by itself.
 		os.Exit(m.Run())
 	}

@@ -56,8 +56,8 @@ func requireCheck(t *testing.T, r *Report, name string) Result {
 func TestCheckPluginGoodStubPlugin(t *testing.T) {
 	var out bytes.Buffer
 	r, err := CheckPlugin(testContext(t), PluginConfig{
-		Command: helperCommand(),
-		Env:     helperEnv("stub-good"),
+		Command: helperCommand("stub-good"),
+		Env:     helperEnvVars(),
 		Output:  &out,
 	})
 	if err != nil {
@@ -108,7 +108,7 @@ func TestCheckPluginBadPlugins(t *testing.T) {
 			t.Parallel()
 			// Short bounds only where the bound is what is checked: a
 			// busy machine may need the defaults elsewhere.
-			cfg := PluginConfig{Command: helperCommand(), Env: helperEnv(tc.mode)}
+			cfg := PluginConfig{Command: helperCommand(tc.mode), Env: helperEnvVars()}
 			switch tc.mode {
 			case "never-registers":
 				cfg.RegistrationTimeout = time.Second
@@ -144,7 +144,7 @@ func TestCheckPluginBadPlugins(t *testing.T) {
 // runtime that does not evaluate scopes, leaves a pod outside it
 // unchanged.
 func TestCheckPluginScope(t *testing.T) {
-	r, err := CheckPlugin(testContext(t), PluginConfig{Command: helperCommand(), Env: helperEnv("stub-scoped")})
+	r, err := CheckPlugin(testContext(t), PluginConfig{Command: helperCommand("stub-scoped"), Env: helperEnvVars()})
 	if err != nil {
 		t.Fatalf("CheckPlugin: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestCheckPluginScope(t *testing.T) {
 }
 
 func TestCheckPluginMalformedFindings(t *testing.T) {
-	r, err := CheckPlugin(testContext(t), PluginConfig{Command: helperCommand(), Env: helperEnv("malformed")})
+	r, err := CheckPlugin(testContext(t), PluginConfig{Command: helperCommand("malformed"), Env: helperEnvVars()})
 	if err != nil {
 		t.Fatalf("CheckPlugin: %v", err)
 	}
@@ -220,9 +220,9 @@ func TestCheckPluginExternalStubPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := helperCommand()
+	args := helperCommand("stub-external")
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), helperModeEnv+"=stub-external", helperSocketEnv+"="+path)
+	cmd.Env = append(os.Environ(), helperEnv+"=1", helperSocketEnv+"="+path)
 	startExternal(t, cmd)
 
 	r, err := CheckPlugin(testContext(t), PluginConfig{Listener: l, Name: "30-external-good"})

@@ -11,22 +11,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/containerd/ttrpc"
-
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
-// session is one connection to the runtime: the multiplexed trunk, the
-// ttrpc server of the Plugin service and the ttrpc client of the Runtime
-// service. Its goroutines (the mux reader, ttrpc's own, and the server's
-// Serve loop) end when close is called or the connection fails.
+// session is one connection to the runtime (an nriconn.Session): the
+// multiplexed trunk, the ttrpc server of the Plugin service and the ttrpc
+// client of the Runtime service. Its goroutines (the mux reader, ttrpc's
+// own, and the server's Serve loop) end when close is called or the
+// connection fails.
 type session struct {
 	c       *core
-	mux     *mux.Mux
-	client  *ttrpc.Client
+	sess    *nriconn.Session
 	runtime api.RuntimeService
 	disp    *dispatcher
 
@@ -34,11 +32,7 @@ type session struct {
 	shutdownC chan struct{} // closed after a Shutdown request was handled
 	syncC     chan struct{} // closed when the first Synchronize arrives
 	lostC     chan struct{} // closed when the connection failed
-	serveDone chan struct{} // closed when Serve returned
-	// clientDone is closed when the ttrpc client has closed, after its
-	// receive loop ended.
-	clientDone chan struct{}
-	cancel     context.CancelFunc
+	cancel    context.CancelFunc
 
 	// closing is set when close begins: from then on an answer that
 	// cannot be written any more is dropped (see sessionConn).
@@ -65,21 +59,12 @@ type session struct {
 // session (ttrpc cannot use a connection after a failed write anyway).
 func newSession(c *core, conn net.Conn) (*session, error) {
 	regTimeout := c.runtime().RegTimeout
-	muxOpts := []mux.Option{mux.WithWriteTimeout(regTimeout)}
-	lay, err := nriconn.New(conn, nriconn.PluginRole, muxOpts, c.cfg.serverOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("stub: %w", err)
-	}
-	m, l, rc, srv := lay.Mux, lay.Listener, lay.ClientConn, lay.Server
 	s := &session{
-		c:          c,
-		mux:        m,
-		cfgC:       make(chan error, 1),
-		shutdownC:  make(chan struct{}),
-		syncC:      make(chan struct{}),
-		lostC:      make(chan struct{}),
-		serveDone:  make(chan struct{}),
-		clientDone: make(chan struct{}),
+		c:         c,
+		cfgC:      make(chan error, 1),
+		shutdownC: make(chan struct{}),
+		syncC:     make(chan struct{}),
+		lostC:     make(chan struct{}),
 	}
 	s.writeTimeout.Store(int64(regTimeout))
 	s.disp = newDispatcher(c)
@@ -95,24 +80,29 @@ func newSession(c *core, conn net.Conn) (*session, error) {
 	s.disp.onShutdown = func() { s.shutdownOnce.Do(func() { close(s.shutdownC) }) }
 	s.disp.onSynchronize = func() { s.syncOnce.Do(func() { close(s.syncC) }) }
 	s.disp.gc = &syncGC{percent: int(c.syncGCPercent.Load())}
-	api.RegisterPluginService(srv, s.disp)
-
-	// Our close hook goes last: ttrpc keeps only one.
-	opts := append(append([]ttrpc.ClientOpts{}, c.cfg.clientOpts...),
-		ttrpc.WithOnClose(func() {
-			s.markLost(errors.New("ttrpc client closed"))
-			close(s.clientDone)
-		}))
-	s.client = ttrpc.NewClient(&sessionConn{Conn: rc, s: s}, opts...)
-	s.runtime = api.NewRuntimeClient(s.client)
 
 	ctx, cancel := context.WithCancel(context.Background())
+	// Init keeps the session before it serves: the handlers use it.
+	_, err := nriconn.Open(conn, nriconn.PluginRole, nriconn.Config{
+		WriteTimeout:  regTimeout,
+		ServerOptions: c.cfg.serverOptions(),
+		ClientOptions: c.cfg.clientOpts,
+		Init:          func(ns *nriconn.Session) { s.sess = ns },
+		ClientConn:    func(rc net.Conn) net.Conn { return &sessionConn{Conn: rc, s: s} },
+		ServerConn:    func(pc net.Conn) net.Conn { return &sessionConn{Conn: pc, s: s, answers: true} },
+		Register: func(ns *nriconn.Session) {
+			api.RegisterPluginService(ns.Server, s.disp)
+			s.runtime = api.NewRuntimeClient(ns.Client)
+		},
+		ClientClosed: func() { s.markLost(errors.New("ttrpc client closed")) },
+		Served:       func(err error) { s.markLost(fmt.Errorf("ttrpc server: %w", err)) },
+		Context:      ctx,
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("stub: %w", err)
+	}
 	s.cancel = cancel
-	go func() {
-		defer close(s.serveDone)
-		err := srv.Serve(ctx, &answerListener{Listener: l, s: s})
-		s.markLost(fmt.Errorf("ttrpc server: %w", err))
-	}()
 	return s, nil
 }
 
@@ -142,30 +132,27 @@ func (s *session) markLost(err error) {
 //
 // The order matters for what ttrpc logs. closing is set first, so that
 // an answer still being written when the connection goes is dropped
-// (see sessionConn). Then closing the trunk ends everything: the
-// server's connection and the client read what had arrived, then EOF,
-// and end, as ttrpc expects of a peer that went away; Serve's listener
-// fails. Closing ttrpc's client or server first would stop their readers
-// while a message may be under way, which they log as errors: the
-// client an answer to a call it has given up ("received message on
-// inactive stream"), the server a reader stopped without a reason
-// ("error receiving message"), so ttrpc's Server.Close is not used at
-// all.
+// (see sessionConn). Then the session closes the trunk first
+// (nriconn.Session.Close), which ends everything: the server's
+// connection and the client read what had arrived, then EOF, and end, as
+// ttrpc expects of a peer that went away; Serve's listener fails.
+// Closing ttrpc's client or server first would stop their readers while
+// a message may be under way, which they log as errors: the client an
+// answer to a call it has given up ("received message on inactive
+// stream"), the server a reader stopped without a reason ("error
+// receiving message").
 func (s *session) close() {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
-		s.mux.Close()
-		<-s.clientDone // its reader reads EOF once the queued frames are read
-		s.client.Close()
+		s.sess.Close()
 		s.cancel()
-		<-s.serveDone
 		s.disp.gc.end() // if the connection ended while synchronizing
 	})
 }
 
 // cause returns why the connection failed. It is meaningful after close.
 func (s *session) cause() error {
-	if err := s.mux.Err(); err != nil && !errors.Is(err, mux.ErrClosed) {
+	if err := s.sess.Err(); err != nil && !errors.Is(err, mux.ErrClosed) {
 		return err
 	}
 	s.mu.Lock()
@@ -179,7 +166,7 @@ func (s *session) cause() error {
 // setWriteTimeout bounds the writes to the runtime from now on.
 func (s *session) setWriteTimeout(d time.Duration) {
 	s.writeTimeout.Store(int64(d))
-	s.mux.SetWriteTimeout(d)
+	s.sess.Mux.SetWriteTimeout(d)
 }
 
 // writeFailed is called when a write to the runtime failed: unless the
@@ -239,21 +226,6 @@ func (c *sessionConn) Write(p []byte) (int, error) {
 	}
 	c.s.writeFailed("an answer", err)
 	return len(p), nil
-}
-
-// answerListener yields the Plugin service connection as a sessionConn.
-type answerListener struct {
-	net.Listener
-	s *session
-}
-
-// Accept implements net.Listener.
-func (l *answerListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &sessionConn{Conn: conn, s: l.s, answers: true}, nil
 }
 
 // lostError is the error reporting a lost connection.

@@ -14,36 +14,46 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
 // benchPluginEnv makes the test binary a plugin process for
-// BenchmarkPluginProcess: "default" leaves GOMAXPROCS alone, "tuned"
-// calls stub.TuneProcess first.
+// BenchmarkPluginProcess (TestHelperProcess), in mode "default", which
+// leaves GOMAXPROCS alone, or "tuned", which calls stub.TuneProcess
+// first.
 const benchPluginEnv = "NRIKIT_STUB_BENCH_PLUGIN"
 
-// TestBenchPluginProcess is the plugin process of BenchmarkPluginProcess;
-// it is skipped in a normal test run.
-func TestBenchPluginProcess(t *testing.T) {
-	mode := os.Getenv(benchPluginEnv)
-	if mode == "" {
+// TestHelperProcess is the plugin process of BenchmarkPluginProcess
+// (runtimetest.HelperMain); it is skipped in a normal test run.
+func TestHelperProcess(t *testing.T) {
+	modes := map[string]func([]string) error{
+		"default": func([]string) error { return runBenchPlugin(false) },
+		"tuned":   func([]string) error { return runBenchPlugin(true) },
+	}
+	if !runtimetest.HelperMain(benchPluginEnv, modes) {
 		t.Skip("the plugin process of BenchmarkPluginProcess")
 	}
-	if mode == "tuned" {
+}
+
+// runBenchPlugin serves creator until the runtime shuts it down.
+func runBenchPlugin(tuned bool) error {
+	if tuned {
 		stub.TuneProcess()
 	}
 	s, err := stub.New(&creator{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// stubtest's Shutdown closes the connection right after the answer,
 	// so the stub may see the loss first.
 	if err := s.Run(ctx); !errors.Is(err, stub.ErrShutdown) && !errors.Is(err, stub.ErrConnectionLost) {
-		t.Fatalf("Run = %v, want a shutdown", err)
+		return fmt.Errorf("Run = %v, want a shutdown", err)
 	}
+	return nil
 }
 
 // benchPluginBin, if set, names a plugin binary that calls
@@ -82,8 +92,8 @@ func benchPlugins(b *testing.B, n int, mode string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchPluginProcess$", "-test.count=1")
-		cmd.Env = append(env, benchPluginEnv+"="+mode, api.PluginSocketEnvVar+"=3",
+		cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, runtimetest.HelperArgs(mode)...)...)
+		cmd.Env = append(env, benchPluginEnv+"=1", api.PluginSocketEnvVar+"=3",
 			api.PluginNameEnvVar+"=bench", fmt.Sprintf("%s=%02d", api.PluginIdxEnvVar, 10+i))
 		if bin := os.Getenv(benchPluginBin); bin != "" {
 			cmd.Path, cmd.Args = bin, []string{bin}
@@ -102,7 +112,7 @@ func benchPlugins(b *testing.B, n int, mode string) {
 		cmds[i] = cmd
 		b.Cleanup(func() {
 			// A plugin binary may exit 1 on the lost connection (see
-			// TestBenchPluginProcess).
+			// runBenchPlugin).
 			if err := cmd.Wait(); err != nil && os.Getenv(benchPluginBin) == "" {
 				b.Errorf("plugin process %d: %v\n%s", i, err, out.String())
 			}

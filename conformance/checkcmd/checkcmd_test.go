@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -13,29 +12,36 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/conformance/internal/fakeruntime"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/spf13/cobra"
 )
 
-const helperModeEnv = "CHECKCMD_HELPER_MODE"
+// helperEnv makes the re-executed test binary a plugin process.
+const helperEnv = "CHECKCMD_HELPER"
 
-// TestHelperProcess is not a test: it is the plugin the command checks.
+// TestHelperProcess is not a test: it is the plugin the command checks,
+// in the mode its arguments name (runtimetest.HelperMain): "good" serves
+// plugin, "exit" exits without registering.
 func TestHelperProcess(t *testing.T) {
-	switch os.Getenv(helperModeEnv) {
-	case "":
+	modes := map[string]func([]string) error{
+		"good": func([]string) error {
+			s, err := stub.New(plugin{})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = s.Run(ctx)
+			return nil
+		},
+		"exit": func([]string) error {
+			os.Exit(4)
+			return nil
+		},
+	}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process for the command tests")
-	case "good":
-		s, err := stub.New(plugin{})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = s.Run(ctx)
-		os.Exit(0)
-	default: // exits without registering
-		os.Exit(4)
 	}
 }
 
@@ -45,9 +51,9 @@ func (plugin) CreateContainer(context.Context, *api.PodSandbox, *api.Container) 
 	return &api.ContainerAdjustment{Env: []*api.KeyValue{{Key: "CMD", Value: "ok"}}}, nil, nil
 }
 
-func run(t *testing.T, mode string, args ...string) (string, error) {
+func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	t.Setenv(helperModeEnv, mode)
+	t.Setenv(helperEnv, "1")
 	cmd := New()
 	var out, stderr bytes.Buffer
 	cmd.SetOut(&out)
@@ -62,10 +68,14 @@ func run(t *testing.T, mode string, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func helper() []string { return []string{"--", os.Args[0], "-test.run=^TestHelperProcess$"} }
+// helper is the end of the command line that checks the test binary as
+// a plugin in mode.
+func helper(mode string) []string {
+	return append([]string{"--", os.Args[0]}, runtimetest.HelperArgs(mode)...)
+}
 
 func TestCheckPluginCommandPasses(t *testing.T) {
-	out, err := run(t, "good", append([]string{"plugin", "--name", "20-cmd"}, helper()...)...)
+	out, err := run(t, append([]string{"plugin", "--name", "20-cmd"}, helper("good")...)...)
 	if err != nil {
 		t.Fatalf("check plugin: %v\n%s", err, out)
 	}
@@ -75,7 +85,7 @@ func TestCheckPluginCommandPasses(t *testing.T) {
 }
 
 func TestCheckPluginCommandJSONAndFailure(t *testing.T) {
-	out, err := run(t, "exit", append([]string{"plugin", "--output", "json", "--timeout", "2s"}, helper()...)...)
+	out, err := run(t, append([]string{"plugin", "--output", "json", "--timeout", "2s"}, helper("exit")...)...)
 	if !errors.Is(err, ErrChecksFailed) {
 		t.Fatalf("err = %v, want ErrChecksFailed\n%s", err, out)
 	}
@@ -103,7 +113,7 @@ func TestCheckCommandUsageErrors(t *testing.T) {
 		"runtime no sock": {"runtime"},
 		"runtime args":    {"runtime", "--socket", "/tmp/x", "extra"},
 	} {
-		_, err := run(t, "", args...)
+		_, err := run(t, args...)
 		var usage *UsageError
 		if name == "runtime args" {
 			if err == nil || errors.Is(err, ErrChecksFailed) {
@@ -154,12 +164,13 @@ func TestCheckPluginExamples(t *testing.T) {
 // TestCheckPluginWarnsAboutMisplacedFlags: a flag of nri check after
 // COMMAND goes to the plugin, with a note on stderr.
 func TestCheckPluginWarnsAboutMisplacedFlags(t *testing.T) {
-	t.Setenv(helperModeEnv, "good")
+	t.Setenv(helperEnv, "1")
 	cmd := New()
 	var out, stderr bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&stderr)
-	cmd.SetArgs([]string{"plugin", "--name", "20-cmd", os.Args[0], "-test.run=^TestHelperProcess$", "--verbose"})
+	// The test binary refuses --verbose: only the note matters here.
+	cmd.SetArgs([]string{"plugin", "--name", "20-cmd", os.Args[0], "--verbose"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_ = cmd.ExecuteContext(ctx)
@@ -169,7 +180,7 @@ func TestCheckPluginWarnsAboutMisplacedFlags(t *testing.T) {
 }
 
 func TestCheckRuntimeCommandUnreachable(t *testing.T) {
-	_, err := run(t, "", "runtime", "--socket", t.TempDir()+"/none.sock")
+	_, err := run(t, "runtime", "--socket", t.TempDir()+"/none.sock")
 	if err == nil || errors.Is(err, ErrChecksFailed) || !strings.Contains(err.Error(), "none.sock") {
 		t.Fatalf("err = %v, want a connection error naming the socket", err)
 	}
@@ -181,7 +192,7 @@ func TestCheckRuntimeCommandUnreachable(t *testing.T) {
 // reports how the runtime refused them as informational, in text and JSON.
 func TestCheckRuntimeCommandContainerdLike(t *testing.T) {
 	sock := fakeruntime.Start(t, fakeruntime.Containerd)
-	out, err := run(t, "", "runtime", "--socket", sock, "--timeout", "5s")
+	out, err := run(t, "runtime", "--socket", sock, "--timeout", "5s")
 	if err != nil {
 		t.Fatalf("check runtime: %v\n%s", err, out)
 	}
@@ -196,7 +207,7 @@ func TestCheckRuntimeCommandContainerdLike(t *testing.T) {
 		}
 	}
 
-	out, err = run(t, "", "runtime", "--socket", sock, "--timeout", "5s", "--output", "json")
+	out, err = run(t, "runtime", "--socket", sock, "--timeout", "5s", "--output", "json")
 	if err != nil {
 		t.Fatalf("check runtime --output json: %v\n%s", err, out)
 	}

@@ -3,6 +3,7 @@ package nriconn
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,14 +30,22 @@ type Config struct {
 	// ClientConn, if set, wraps the logical connection the client uses
 	// (to follow or bound what the peer sends on it).
 	ClientConn func(net.Conn) net.Conn
+	// ServerConn, if set, wraps the logical connection the server serves
+	// (to follow what the peer sends on it, or to see the answers
+	// written).
+	ServerConn func(net.Conn) net.Conn
 	// Register, if set, is called once the Client is set too, before
 	// the server serves: it registers this side's service on s.Server.
 	Register func(s *Session)
-	// Listener, if set, wraps the listener the server serves (to wrap
-	// the connection it yields).
-	Listener func(net.Listener) net.Listener
-	// Context is the context the server serves with (Background if nil).
-	// The server stops with Close, not with it.
+	// ClientClosed, if set, is called when the client has closed: the
+	// connection ended, or Close closed it.
+	ClientClosed func()
+	// Served, if set, is called with the server's error when it stops
+	// serving: the connection ended, or Close closed it.
+	Served func(error)
+	// Context is the context the server serves with (Background if nil):
+	// the requests it serves have contexts derived from it. The server
+	// stops with Close, not with it.
 	Context context.Context
 }
 
@@ -78,14 +87,20 @@ func Open(conn net.Conn, role Role, cfg Config) (*Session, error) {
 	if cfg.ClientConn != nil {
 		cc = cfg.ClientConn(cc)
 	}
-	copts := append([]ttrpc.ClientOpts{ttrpc.WithOnClose(func() { close(s.clientDone) })}, cfg.ClientOptions...)
+	// The session's close hook goes last: ttrpc keeps only one.
+	copts := append(slices.Clip(cfg.ClientOptions), ttrpc.WithOnClose(func() {
+		if cfg.ClientClosed != nil {
+			cfg.ClientClosed()
+		}
+		close(s.clientDone)
+	}))
 	s.Client = ttrpc.NewClient(cc, copts...)
 	if cfg.Register != nil {
 		cfg.Register(s)
 	}
 	l := lay.Listener
-	if cfg.Listener != nil {
-		l = cfg.Listener(l)
+	if cfg.ServerConn != nil {
+		l = &wrapListener{Listener: l, wrap: cfg.ServerConn}
 	}
 	ctx := cfg.Context
 	if ctx == nil {
@@ -94,9 +109,27 @@ func Open(conn net.Conn, role Role, cfg Config) (*Session, error) {
 	s.serving.Add(1)
 	go func() {
 		defer s.serving.Done()
-		_ = s.Server.Serve(ctx, l)
+		err := s.Server.Serve(ctx, l)
+		if cfg.Served != nil {
+			cfg.Served(err)
+		}
 	}()
 	return s, nil
+}
+
+// wrapListener yields the connections of its listener wrapped.
+type wrapListener struct {
+	net.Listener
+	wrap func(net.Conn) net.Conn
+}
+
+// Accept implements net.Listener.
+func (l *wrapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(c), nil
 }
 
 // Done is closed when the connection is gone.

@@ -1,6 +1,7 @@
 package pluginproc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,38 +14,41 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/internal/socketpair"
 )
 
 // helperEnv makes the test binary act as a plugin (TestHelperProcess).
 const helperEnv = "PLUGINPROC_HELPER"
 
-// TestHelperProcess is the plugin the tests start, in the mode named by
-// helperEnv; it is skipped in a normal run.
+// TestHelperProcess is the plugin the tests start, in the mode its
+// arguments name (runtimetest.HelperMain); it is skipped in a normal run.
 func TestHelperProcess(t *testing.T) {
-	mode := os.Getenv(helperEnv)
-	if mode == "" {
+	modes := map[string]func([]string) error{
+		"talk": func([]string) error {
+			fmt.Println("hello from", os.Getenv(api.PluginNameEnvVar), os.Getenv(api.PluginIdxEnvVar))
+			fmt.Fprintln(os.Stderr, "a warning")
+			os.Exit(3)
+			return nil
+		},
+		"socket": func([]string) error {
+			conn, err := socketpair.FileConn(SocketFD)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(conn, os.Getenv(api.PluginSocketEnvVar))
+			return conn.Close()
+		},
+		"stubborn": func([]string) error {
+			signal.Ignore(syscall.SIGTERM)
+			fmt.Println("ready")
+			time.Sleep(time.Minute)
+			return errors.New("not killed within a minute")
+		},
+	}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process")
 	}
-	switch mode {
-	case "talk":
-		fmt.Println("hello from", os.Getenv(api.PluginNameEnvVar), os.Getenv(api.PluginIdxEnvVar))
-		fmt.Fprintln(os.Stderr, "a warning")
-		os.Exit(3)
-	case "socket":
-		conn, err := socketpair.FileConn(SocketFD)
-		if err != nil {
-			os.Exit(10)
-		}
-		fmt.Fprint(conn, os.Getenv(api.PluginSocketEnvVar))
-		conn.Close()
-		os.Exit(0)
-	case "stubborn":
-		signal.Ignore(syscall.SIGTERM)
-		fmt.Println("ready")
-		time.Sleep(time.Minute)
-	}
-	os.Exit(2)
 }
 
 func helper(t *testing.T, mode string) Spec {
@@ -53,8 +57,8 @@ func helper(t *testing.T, mode string) Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Spec{Path: exe, Args: []string{"-test.run=^TestHelperProcess$"},
-		Env: []string{helperEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
+	return Spec{Path: exe, Args: runtimetest.HelperArgs(mode),
+		Env: []string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
 }
 
 // lines collects output lines.

@@ -6,10 +6,12 @@ import (
 	"sync"
 )
 
-// The tests of a runtime run plugins as processes by re-executing their
-// own test binary: HelperArgs gives the arguments that make it run the
-// package's TestHelperProcess in one mode, and that test calls
-// HelperMain, which never returns in a plugin process.
+// Tests that need another process (a plugin, a child of the code under
+// test) re-execute their own test binary, all in the same way:
+// HelperArgs gives the arguments that make it run the package's
+// TestHelperProcess in one mode, and that test calls HelperMain, which
+// never returns in the helper process. A mode that must end with a
+// status of its own calls os.Exit itself.
 
 // HelperArgs returns the command-line arguments that re-execute a test
 // binary as a plugin: its TestHelperProcess runs mode with args.

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 )
 
-// helperEnv selects the helper-process mode of the test binary: the
-// runtime's plugins inherit the test's environment.
+// helperEnv makes the test binary a plugin process (it is set in the
+// test's environment, which the runtime's plugins inherit).
 const helperEnv = "NRIKIT_SIMULATOR_HELPER"
 
 // helperPlugin is the plugin the test binary runs as a helper process. It
@@ -45,15 +45,21 @@ func (h *helperPlugin) UpdateContainer(_ context.Context, _ *api.PodSandbox, c *
 }
 
 // TestHelperProcess is not a test: it is the plugin process the
-// simulator's tests launch.
+// simulator's tests launch, in mode "env" or "conflict"
+// (runtimetest.HelperMain).
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) == "" {
+	modes := map[string]func([]string) error{
+		"env":      func([]string) error { return runHelper("env") },
+		"conflict": func([]string) error { return runHelper("conflict") },
+	}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process")
 	}
-	mode := ""
-	if i := slices.Index(os.Args, "--"); i >= 0 && i+1 < len(os.Args) {
-		mode = os.Args[i+1]
-	}
+}
+
+// runHelper runs helperPlugin in mode until the runtime shuts it down or
+// goes away, or the process gets SIGTERM.
+func runHelper(mode string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	s, err := stub.New(&helperPlugin{name: os.Getenv(api.PluginNameEnvVar), mode: mode})
@@ -63,5 +69,5 @@ func TestHelperProcess(t *testing.T) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper plugin:", err)
 	}
-	os.Exit(0)
+	return nil
 }

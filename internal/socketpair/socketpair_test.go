@@ -4,7 +4,6 @@ package socketpair
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -15,44 +14,47 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrikit/nrikit/internal/runtimetest"
 )
 
+// helperEnv makes the test binary the child process of the tests below
+// (TestHelperProcess).
 const helperEnv = "SOCKETPAIR_HELPER"
 
 // TestHelperProcess is not a real test: it is the child process started by
-// the tests below, selected by the SOCKETPAIR_HELPER environment variable.
+// the tests below, in the mode its arguments name (runtimetest.HelperMain):
+// it answers one line from the runtime over the inherited socket
+// ("inherit", the descriptor NRI_PLUGIN_SOCKET names) or one it dials
+// ("dial").
 func TestHelperProcess(t *testing.T) {
-	mode := os.Getenv(helperEnv)
-	if mode == "" {
+	modes := map[string]func([]string) error{
+		"inherit": func([]string) error {
+			fd, err := strconv.Atoi(os.Getenv(EnvPluginSocket))
+			if err != nil {
+				return err
+			}
+			conn, err := FileConn(fd)
+			if err != nil {
+				return err
+			}
+			return echo(conn)
+		},
+		"dial": func([]string) error {
+			conn, err := net.Dial("unix", os.Getenv("SOCKETPAIR_HELPER_ADDR"))
+			if err != nil {
+				return err
+			}
+			return echo(conn)
+		},
+	}
+	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process only")
 	}
-	if err := runHelper(mode); err != nil {
-		os.Stderr.WriteString("helper: " + err.Error() + "\n")
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
 
-func runHelper(mode string) error {
-	var conn net.Conn
-	switch mode {
-	case "inherit":
-		// Plugin side: wrap the fd named by NRI_PLUGIN_SOCKET.
-		fd, err := strconv.Atoi(os.Getenv(EnvPluginSocket))
-		if err != nil {
-			return err
-		}
-		if conn, err = FileConn(fd); err != nil {
-			return err
-		}
-	case "dial":
-		var err error
-		if conn, err = net.Dial("unix", os.Getenv("SOCKETPAIR_HELPER_ADDR")); err != nil {
-			return err
-		}
-	default:
-		return errors.New("unknown mode " + mode)
-	}
+// echo answers one line read from conn, and closes it.
+func echo(conn net.Conn) error {
 	defer conn.Close()
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
@@ -64,9 +66,10 @@ func runHelper(mode string) error {
 
 func helperCmd(t *testing.T, mode string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, EnvPluginName+"=helper", EnvPluginIdx+"=10")
-	cmd.Stderr = os.Stderr
+	cmd := exec.Command(os.Args[0], runtimetest.HelperArgs(mode)...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1", EnvPluginName+"=helper", EnvPluginIdx+"=10")
+	// Its report of a failure ("EXIT ...") goes with the test's output.
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd
 }
 

@@ -73,8 +73,8 @@ func newPlugin(r *Runtime, conn net.Conn) (*Plugin, error) {
 			p.plugin = api.NewPluginClient(s.Client)
 			api.RegisterRuntimeService(s.Server, (*runtimeService)(p))
 		},
-		Listener: func(l net.Listener) net.Listener { return &answerListener{Listener: l, p: p} },
-		Context:  ctx,
+		ServerConn: func(c net.Conn) net.Conn { return &answerConn{Conn: c, p: p} },
+		Context:    ctx,
 	})
 	if err != nil {
 		cancel()
@@ -117,21 +117,6 @@ func (c *answerConn) Write(b []byte) (int, error) {
 		c.p.mux.Close()
 	}
 	return len(b), nil
-}
-
-// answerListener yields the Runtime service connection as an
-// answerConn.
-type answerListener struct {
-	net.Listener
-	p *Plugin
-}
-
-func (l *answerListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &answerConn{Conn: conn, p: l.p}, nil
 }
 
 // finish records why the plugin's connection ended (or registration
