@@ -91,3 +91,28 @@ func TestGlobInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileGlob checks the exported form of the globs: the same
+// matches as scopes' globs, and the same errors.
+func TestCompileGlob(t *testing.T) {
+	g, err := CompileGlob("/dev/nvidia[0-9]*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range map[string]bool{"/dev/nvidia0": true, "/dev/nvidia12/x": true, "/dev/nvidiactl": false, "/dev/sda": false} {
+		if g.Match(s) != want {
+			t.Errorf("%s.Match(%q) = %v, want %v", g.String(), s, !want, want)
+		}
+	}
+	if g.IsLiteral() {
+		t.Error("a pattern with a class is not literal")
+	}
+	if lit, _ := CompileGlob(`a\*b`); !lit.IsLiteral() || !lit.Match("a*b") || lit.Match("axb") {
+		t.Errorf("escaped star: literal %v", lit.IsLiteral())
+	}
+	for _, bad := range []string{"", "[a", `x\`} {
+		if _, err := CompileGlob(bad); err == nil {
+			t.Errorf("CompileGlob(%q) accepted", bad)
+		}
+	}
+}

@@ -595,6 +595,32 @@ var docLineCases = map[string]docCase{
 			t.Errorf("not a passing JSON report (%v):\n%s", err, check.stdout.String())
 		}
 	},
+	"nri check policy /etc/nri/policy.yaml": func(t *testing.T, e *docEnv, argv []string) {
+		// The sample plugins' policy stands for /etc/nri/policy.yaml.
+		data, err := os.ReadFile(filepath.Join(repoRoot, "policy", "testdata", "samples.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(e.dir, "policy.yaml")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		argv[len(argv)-1] = file
+		check := e.start(t, e.dir, argv)
+		check.expect(t, "nri check policy", 0)
+		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 6 grants") {
+			t.Errorf("nri check policy: stdout\n%s", out)
+		}
+		typo := filepath.Join(e.dir, "typo.yaml")
+		if err := os.WriteFile(typo, []byte("grants:\n  - plugins: [gpu-env]\n    adjust:\n      evn: [A]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bad := e.start(t, e.dir, []string{argv[0], "check", "policy", typo})
+		bad.expect(t, "nri check policy with a typo", 3)
+		if out := bad.stdout.String(); !strings.HasPrefix(out, typo+":4: unknown key \"evn\"") {
+			t.Errorf("nri check policy with a typo: stdout\n%s", out)
+		}
+	},
 	"nri check runtime --socket /var/run/nri/nri.sock": func(t *testing.T, e *docEnv, argv []string) {
 		socket := socketOf(t, argv)
 		serve := e.start(t, e.dir, []string{nriBinary, "serve", "--socket", socket, "--wait-plugins", "0", "--keep"})

@@ -16,7 +16,7 @@ const (
 	exitOK          = 0
 	exitSteps       = 1 // a step did not go as the scenario expects
 	exitUsage       = 2
-	exitScenario    = 3 // invalid scenario file
+	exitScenario    = 3 // invalid scenario file, or policy file (nri check policy)
 	exitPlugins     = 4 // a plugin did not register, or serve's wait failed
 	exitFailure     = 5
 	exitChecks      = 6 // nri check: a conformance check failed
@@ -59,6 +59,8 @@ func exitCode(ctx context.Context, err error, g *globals) int {
 		code = exitUsage
 	} else if errors.Is(err, checkcmd.ErrChecksFailed) {
 		code = exitChecks
+	} else if errors.Is(err, checkcmd.ErrInvalidPolicy) {
+		code = exitScenario
 	} else if ctx.Err() != nil {
 		code = exitInterrupted
 	}

@@ -1,5 +1,6 @@
 // Package checkcmd is the `check` subcommand of the nri tool: `check plugin`
-// and `check runtime` run the conformance checker and print its report.
+// and `check runtime` run the conformance checker and print its report;
+// `check policy` checks a policy file of plugin grants.
 package checkcmd
 
 import (
@@ -43,21 +44,22 @@ func usagef(cmd *cobra.Command, format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format+" (see "+cmd.CommandPath()+" --help)", args...)}
 }
 
-// New returns the `check` command with its `plugin` and `runtime`
-// subcommands.
+// New returns the `check` command with its `plugin`, `runtime` and
+// `policy` subcommands.
 func New() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check an NRI plugin or runtime against the protocol",
 		Long: `check runs nrikit's conformance checker. "check plugin" plays the runtime for one plugin,
-"check runtime" plays a plugin against a runtime's socket.
+"check runtime" plays a plugin against a runtime's socket. "check policy" checks a policy
+file of plugin grants.
 
 Exit status: 0 if every check passed, 6 if at least one failed (the report says which,
-with the reason), 2 for a usage error. Results marked INFO are informational (what the
+with the reason), 3 for an invalid policy file, 2 for a usage error. Results marked INFO are informational (what the
 peer did about an nrikit extension or recommendation) and never fail; SKIP marks checks
 that do not apply (the connection checks of a WASM plugin).`,
 	}
-	cmd.AddCommand(newPluginCmd(), newRuntimeCmd())
+	cmd.AddCommand(newPluginCmd(), newRuntimeCmd(), newPolicyCmd())
 	return cmd
 }
 

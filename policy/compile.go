@@ -1,0 +1,202 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
+)
+
+// compile compiles the document; mistakes go to c.errs.
+func (c *compiler) compile(doc *Document) *Policy {
+	p := &Policy{file: c.file}
+	if doc.Version != 0 && doc.Version != 1 {
+		c.errorf([]any{"version"}, "unknown version %d: want 1", doc.Version)
+	}
+	for i, r := range doc.Required {
+		if err := checkPluginRef(r); err != nil {
+			c.errorf([]any{"required", i}, "%v", err)
+		}
+		p.required = append(p.required, r)
+	}
+	for i := range doc.Grants {
+		where := []any{"grants", i}
+		spec := &doc.Grants[i]
+		if len(spec.Plugins) == 0 {
+			c.errorf(where, "no plugins: say which plugins the grant is for (IDX-NAME, NAME, index or glob)")
+		}
+		p.grants = append(p.grants, c.grant(where, fmt.Sprintf("%s:%d: grants[%d]", c.file, c.line(where), i), spec))
+	}
+	if doc.Default != nil {
+		where := []any{"default"}
+		if len(doc.Default.Plugins) > 0 {
+			c.errorf(at(where, "plugins"), "the default grant is for the plugins no grant names: it takes no plugins")
+		}
+		p.def = c.grant(where, fmt.Sprintf("%s:%d: default", c.file, c.line(where)), doc.Default)
+	} else {
+		p.def = c.grant([]any{"default"}, c.file+": no default grant", &GrantSpec{})
+	}
+	return p
+}
+
+// checkPluginRef checks a plugin named by NAME or IDX-NAME.
+func checkPluginRef(r string) error {
+	if idx, name, ok := strings.Cut(r, "-"); ok && api.CheckPluginIndex(idx) == nil {
+		return api.CheckPluginName(name)
+	}
+	return api.CheckPluginName(r)
+}
+
+// grant compiles one grant.
+func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
+	g := &Grant{label: label}
+	for i, text := range spec.Plugins {
+		pp, err := compilePattern(text)
+		if err != nil {
+			c.errorf(at(where, "plugins", i), "%v", err)
+			continue
+		}
+		g.patterns = append(g.patterns, pp)
+	}
+	if spec.Where != nil {
+		g.where = spec.Where.scope()
+		f, err := filter.Compile(g.where, c.cfg.filterOpts...)
+		if err != nil {
+			c.errorf(at(where, "where"), "%v", strings.TrimPrefix(err.Error(), "filter: "))
+		}
+		g.filter = f
+	}
+	for cp := range Capability(numCapabilities) {
+		g.rules[cp] = fmt.Sprintf("%s (no %s)", label, specKey(cp))
+	}
+	if spec.Adjust != nil {
+		c.adjust(g, at(where, "adjust"), spec.Adjust)
+	}
+	if spec.Update != nil {
+		g.update = c.resources(g, at(where, "update"), spec.Update, true)
+	}
+	if spec.Evict {
+		c.allow(g, Evict, at(where, "evict"))
+	}
+	return g
+}
+
+// allow records that the grant allows cp, decided by the rule at path.
+func (c *compiler) allow(g *Grant, cp Capability, path []any) {
+	g.caps = g.caps.With(cp)
+	g.rules[cp] = fmt.Sprintf("%s:%d: %s", c.file, c.line(path), pathString(path))
+}
+
+// specKey is the key of the policy file that grants cp, for messages.
+func specKey(cp Capability) string {
+	keys := [numCapabilities]string{
+		Annotations: "adjust.annotations", Mounts: "adjust.mounts", Env: "adjust.env", Hooks: "adjust.hooks",
+		Rlimits: "adjust.rlimits", CDIDevices: "adjust.cdiDevices", Args: "adjust.args", Devices: "adjust.devices",
+		Memory: "adjust.resources.memory", CPU: "adjust.resources.cpu", HugepageLimits: "adjust.resources.hugepageLimits",
+		BlockioClass: "adjust.resources.blockioClasses", RdtClass: "adjust.resources.rdtClasses",
+		Unified: "adjust.resources.unified", DeviceCgroup: "adjust.resources.devices", Pids: "adjust.resources.pids",
+		CgroupsPath: "adjust.cgroupsPath", OOMScoreAdj: "adjust.oomScoreAdj", IOPriority: "adjust.ioPriority",
+		SeccompPolicy: "adjust.seccompPolicy", Namespaces: "adjust.namespaces", Sysctl: "adjust.sysctl",
+		NetDevices: "adjust.netDevices", Scheduler: "adjust.scheduler", Rdt: "adjust.rdt", MemoryPolicy: "adjust.memoryPolicy",
+		UpdateMemory: "update.memory", UpdateCPU: "update.cpu", UpdateHugepageLimits: "update.hugepageLimits",
+		UpdateBlockioClass: "update.blockioClasses", UpdateRdtClass: "update.rdtClasses", UpdateUnified: "update.unified",
+		UpdateDeviceCgroup: "update.devices", UpdatePids: "update.pids", Evict: "evict",
+	}
+	return keys[cp]
+}
+
+// compilePattern compiles a plugin pattern.
+func compilePattern(text string) (pluginPattern, error) {
+	p := pluginPattern{text: text}
+	switch {
+	case strings.ContainsAny(text, `*?[\`):
+		g, err := filter.CompileGlob(text)
+		if err != nil {
+			return p, err
+		}
+		p.kind, p.glob = byGlob, g
+	case api.CheckPluginIndex(text) == nil:
+		p.kind = byIndex
+	default:
+		if idx, name, ok := strings.Cut(text, "-"); ok && api.CheckPluginIndex(idx) == nil {
+			if err := api.CheckPluginName(name); err != nil {
+				return p, err
+			}
+			p.kind = byFullName
+			return p, nil
+		}
+		if err := api.CheckPluginName(text); err != nil {
+			return p, err
+		}
+		p.kind = byName
+	}
+	return p, nil
+}
+
+// scope returns the where scope as an api.PluginScope.
+func (w *WhereSpec) scope() *api.PluginScope {
+	s := &api.PluginScope{
+		Namespaces:       w.Namespaces,
+		PodLabelSelector: w.PodLabelSelector,
+		RuntimeHandlers:  w.RuntimeHandlers,
+		ContainerNames:   w.ContainerNames,
+		Images:           w.Images,
+		Cel:              w.CEL,
+	}
+	for _, m := range w.PodAnnotations {
+		s.PodAnnotations = append(s.PodAnnotations, m.match())
+	}
+	for _, m := range w.ContainerAnnotations {
+		s.ContainerAnnotations = append(s.ContainerAnnotations, m.match())
+	}
+	return s
+}
+
+// match converts the condition; an unknown op becomes an invalid enum
+// value, which filter.Compile refuses with the annotation's key.
+func (m *AnnotationMatch) match() *api.AnnotationMatch {
+	op := api.AnnotationMatch_Op(-1)
+	switch strings.ToLower(m.Op) {
+	case "", "exists":
+		op = api.AnnotationMatch_EXISTS
+	case "equals":
+		op = api.AnnotationMatch_EQUALS
+	case "regex":
+		op = api.AnnotationMatch_REGEX
+	}
+	return &api.AnnotationMatch{Key: m.Key, Op: op, Value: m.Value}
+}
+
+// globs compiles a list of globs at path.
+func (c *compiler) globs(path []any, patterns []string) globList {
+	out := make(globList, 0, len(patterns))
+	for i, p := range patterns {
+		g, err := filter.CompileGlob(p)
+		if err != nil {
+			c.errorf(at(path, i), "%v", err)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// absClean reports whether p is an absolute, clean path.
+func absClean(p string) bool { return path.IsAbs(p) && path.Clean(p) == p }
+
+// enumSet compiles names of an enum (values by name, as api's generated
+// maps) into a bit set of their values.
+func (c *compiler) enumSet(path []any, names []string, values map[string]int32, what string) uint64 {
+	var set uint64
+	for i, n := range names {
+		v, ok := values[n]
+		if !ok || v < 0 || v >= 64 {
+			c.errorf(at(path, i), "unknown %s %q", what, n)
+			continue
+		}
+		set |= 1 << v
+	}
+	return set
+}

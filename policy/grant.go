@@ -1,0 +1,185 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter"
+)
+
+// Policy is a compiled policy file: immutable, safe for concurrent use.
+// The nil *Policy is "no policy": every plugin may do everything.
+type Policy struct {
+	file     string
+	grants   []*Grant
+	def      *Grant
+	required []string
+}
+
+// Grant is what one plugin may do: compiled rules, immutable and safe for
+// concurrent use. The nil *Grant allows everything (no policy).
+type Grant struct {
+	label    string // "policy.yaml:7: grants[1]"
+	patterns []pluginPattern
+	where    *api.PluginScope
+	filter   *filter.Filter
+	caps     Capabilities
+	adjust   adjustRules
+	update   resourceRules
+	// rules names, by capability, the rule of the file that decides it:
+	// "policy.yaml:12: grants[1].adjust.mounts", or the grant's label
+	// and the missing key.
+	rules [numCapabilities]string
+}
+
+// pluginPattern matches plugins by identity.
+type pluginPattern struct {
+	text string
+	kind patternKind
+	glob filter.Glob
+}
+
+type patternKind uint8
+
+const (
+	byName patternKind = iota
+	byFullName
+	byIndex
+	byGlob
+)
+
+// match reports whether the plugin idx-name matches.
+func (p *pluginPattern) match(idx, name, full string) bool {
+	switch p.kind {
+	case byFullName:
+		return full == p.text
+	case byIndex:
+		return idx == p.text
+	case byGlob:
+		return p.glob.Match(full) || p.glob.Match(name)
+	}
+	return name == p.text
+}
+
+// File returns the policy's file name as given to Parse.
+func (p *Policy) File() string {
+	if p == nil {
+		return ""
+	}
+	return p.file
+}
+
+// GrantFor returns the grant of the plugin idx-name: that of the first
+// entry of grants (in the file's order) with a pattern that matches it,
+// else the default grant (a grant of nothing if the file has none). On
+// the nil *Policy it returns nil, which allows everything.
+func (p *Policy) GrantFor(idx, name string) *Grant {
+	if p == nil {
+		return nil
+	}
+	full := api.FullPluginName(idx, name)
+	for _, g := range p.grants {
+		for i := range g.patterns {
+			if g.patterns[i].match(idx, name, full) {
+				return g
+			}
+		}
+	}
+	return p.def
+}
+
+// Grants returns the grants in the file's order, then the default one.
+func (p *Policy) Grants() []*Grant {
+	if p == nil {
+		return nil
+	}
+	return append(slices.Clone(p.grants), p.def)
+}
+
+// Required returns the plugins (NAME or IDX-NAME) that must be present
+// for pods and containers to be created.
+func (p *Policy) Required() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.required)
+}
+
+// String describes the grant for logs: where it is in the file ("policy.yaml:7: grants[1]",
+// "policy.yaml:30: default", "policy.yaml: no default grant"), or "no policy" for
+// the nil grant.
+func (g *Grant) String() string {
+	if g == nil {
+		return "no policy"
+	}
+	return g.label
+}
+
+// Plugins returns the grant's plugin patterns (none for the default
+// grant).
+func (g *Grant) Plugins() []string {
+	if g == nil {
+		return nil
+	}
+	out := make([]string, len(g.patterns))
+	for i := range g.patterns {
+		out[i] = g.patterns[i].text
+	}
+	return out
+}
+
+// Where returns the scope the administrator imposes on the plugin, which
+// the runtime ANDs with the plugin's own scope (filter.And of both
+// compiled filters; see WhereFilter): nil for everywhere. The caller must
+// not modify it.
+func (g *Grant) Where() *api.PluginScope {
+	if g == nil {
+		return nil
+	}
+	return g.where
+}
+
+// WhereFilter returns Where compiled, nil for everywhere.
+func (g *Grant) WhereFilter() *filter.Filter {
+	if g == nil {
+		return nil
+	}
+	return g.filter
+}
+
+// Capabilities returns the kinds of change the grant allows (within its
+// value rules): the runtime intersects them with what it applies at all
+// and tells the plugin at Configure. The nil grant has All.
+func (g *Grant) Capabilities() Capabilities {
+	if g == nil {
+		return All()
+	}
+	return g.caps
+}
+
+// Rule names the rule of the policy that decides changes of kind c for
+// this grant, as Violation.Rule does.
+func (g *Grant) Rule(c Capability) string {
+	if g == nil || int(c) >= numCapabilities {
+		return "no policy"
+	}
+	return g.rules[c]
+}
+
+// Summary describes the grant in one line for `nri check policy`: its
+// plugins, where, and its capabilities.
+func (g *Grant) Summary() string {
+	if g == nil {
+		return "no policy: everything"
+	}
+	var b strings.Builder
+	b.WriteString(g.label)
+	if len(g.patterns) > 0 {
+		fmt.Fprintf(&b, " plugins=%s", strings.Join(g.Plugins(), ","))
+	}
+	b.WriteString(" where=" + g.filter.String())
+	b.WriteString(" allows=" + g.caps.String())
+	return b.String()
+}
