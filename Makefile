@@ -169,7 +169,7 @@ bench:
 
 ## bench-interop: the performance harness of issue 9: every scenario against the
 ## bare ttrpc floor and against upstream, plugins as processes; prints the table
-## of BENCHMARKS.md. Slow (a few minutes), so not part of `make test`.
+## of docs/benchmarks.md. Slow (a few minutes), so not part of `make test`.
 BENCHTIME ?= 1s
 .PHONY: bench-interop
 bench-interop:

@@ -13,7 +13,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
@@ -23,7 +23,7 @@ import (
 // The tests of this file check the bounds that keep one plugin's faults
 // from stalling the runtime (issue 13), with plugins built on the stub
 // running in the test process over in-memory connections. The chaos
-// suite (internal/chaos) checks the same bounds with plugin processes.
+// suite (tests/chaos) checks the same bounds with plugin processes.
 
 // slowSync is a stub plugin whose Synchronize waits until release is
 // closed, and which records the containers it is asked to create and

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 // lockedRuntime is a fake runtime with containerd's locking pattern: one

@@ -252,7 +252,7 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 	failed, err := p.a.update(ctx, updates, req.GetEvict())
 	failed = append(refused, failed...)
 	if err != nil {
-		return &api.UpdateContainersResponse{Failed: failed}, status.Errorf(codes.Unknown, "runtime failed to update containers: %v", err)
+		return &api.UpdateContainersResponse{Failed: failed}, updateFailure(failed, err)
 	}
 	return &api.UpdateContainersResponse{Failed: failed}, nil
 }

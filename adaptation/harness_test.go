@@ -3,7 +3,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
-	"github.com/nrikit/nrikit/internal/testscale"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/pluginproc"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"go.uber.org/goleak"
 )
 
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 const noRaceExitDelay = "GORACE=atexit_sleep_ms=0"
 
 // factor stretches the time bounds of the tests to the machine's load when
-// the test binary starts (internal/testscale: 1 on a quiet machine).
+// the test binary starts (internal/testing/testscale: 1 on a quiet machine).
 var factor = testscale.Factor()
 
 // scaled returns d stretched by factor: a bound of a test that holds on a

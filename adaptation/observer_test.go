@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 type observedKey struct{}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 // TestPreinstalledNameReserved: an external plugin cannot take the name

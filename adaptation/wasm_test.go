@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmhost"
-	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // The WASM plugin of these tests is internal/wasmhost/testdata/guest,

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmhost"
-	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // withWASMLoader replaces wasmhost.Load.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nrikit/nrikit/internal/wirecheck"
+	"github.com/nrikit/nrikit/internal/testing/wirecheck"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/conformance/internal/fakeruntime"
+	"github.com/nrikit/nrikit/internal/testing/fakeruntime"
 )
 
 func TestCheckRuntimeNrikitAdaptation(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nrikit/nrikit/internal/wasmtest"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 )
 
 // templateGuest is plugins/template built as a WASM plugin module, named

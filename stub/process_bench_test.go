@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )

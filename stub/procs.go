@@ -24,7 +24,7 @@ const DefaultMaxProcs = 1
 // while the request moves from the connection's reader to the handler and
 // back; on a node with many plugins and few cores those spinning threads
 // take the CPU from the runtime and from the plugin being called. One P
-// makes each hand-off a plain goroutine switch: in BENCHMARKS.md, sixteen
+// makes each hand-off a plain goroutine switch: in docs/benchmarks.md, sixteen
 // plugins on two cores answered CreateContainer about 30% sooner and
 // PostStartContainer about twice as fast. The cost is parallelism: a
 // plugin whose handlers compute in parallel, or that serves other work

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/status"
+
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/httpserve"
 )
@@ -319,8 +321,11 @@ func (st *Stub) Run(ctx context.Context) error {
 }
 
 // UpdateContainers asks the runtime to update and evict containers,
-// unsolicited. It returns the updates that failed. Without a deadline in
-// ctx, the request timeout applies.
+// unsolicited. It returns the updates that failed. When the runtime fails
+// the request, it returns the error and, from a nrikit runtime, the
+// updates that failed too, which travel in the error's status details
+// (docs/protocol.md, section 9); other runtimes send none. Without a
+// deadline in ctx, the request timeout applies.
 func (st *Stub) UpdateContainers(ctx context.Context, update []*api.ContainerUpdate, evict []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
 	st.mu.Lock()
 	life, sess := st.life, st.sess
@@ -340,7 +345,28 @@ func (st *Stub) UpdateContainers(ctx context.Context, update []*api.ContainerUpd
 	}
 	rsp, err := sess.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{Update: update, Evict: evict})
 	if err != nil {
-		return rsp.GetFailed(), fmt.Errorf("stub: UpdateContainers: %w", err)
+		failed := rsp.GetFailed()
+		if failed == nil {
+			failed = failedInStatus(err)
+		}
+		return failed, fmt.Errorf("stub: UpdateContainers: %w", err)
 	}
 	return rsp.GetFailed(), nil
+}
+
+// failedInStatus returns the updates that failed that a nrikit runtime
+// sends in the details of UpdateContainers' error status, as an
+// UpdateContainersResponse, or nil.
+func failedInStatus(err error) []*api.ContainerUpdate {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil
+	}
+	for _, d := range st.Proto().GetDetails() {
+		rsp := &api.UpdateContainersResponse{}
+		if d.MessageIs(rsp) && d.UnmarshalTo(rsp) == nil {
+			return rsp.GetFailed()
+		}
+	}
+	return nil
 }

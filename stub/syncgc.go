@@ -20,7 +20,7 @@ import (
 // only grows, and a plugin process with one P (see [TuneProcess]) does
 // that work on the same core as the decoding. At 400, decoding the
 // snapshot of 10,000 containers (24 MB) took about a third less time in
-// BENCHMARKS.md's measurements, for a few more megabytes of peak heap
+// docs/benchmarks.md's measurements, for a few more megabytes of peak heap
 // (at most four times the live heap gained during the burst, and in
 // practice far less: most of it is the snapshot itself).
 const DefaultSyncGCPercent = 400

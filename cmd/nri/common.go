@@ -13,10 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/examples"
-	"github.com/nrikit/nrikit/internal/report"
-	"github.com/nrikit/nrikit/internal/scenario"
-	"github.com/nrikit/nrikit/internal/simulator"
+	"github.com/nrikit/nrikit/cmd/nri/internal/report"
+	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
+	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
@@ -122,9 +121,6 @@ func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenari
 	}
 	return sc, err
 }
-
-// defaultScenario is the scenario nri run plays without an argument.
-func defaultScenario() (string, []byte) { return "internal/examples/default.yaml", examples.Default() }
 
 // simulatorOptions returns the options shared by run and serve.
 func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) ([]simulator.Option, error) {

@@ -22,9 +22,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmbuild"
-	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // The documentation's command lines are run by TestDocumentedCommandLines
@@ -40,8 +40,8 @@ const repoRoot = "../.."
 
 // docSources are the files whose command lines are run, relative to the
 // repository root.
-var docSources = []string{"docs/cli.md", "README.md", "internal/examples/default.yaml",
-	"internal/examples/serve.yaml", "internal/examples/wasm.yaml"}
+var docSources = []string{"docs/cli.md", "README.md", "cmd/nri/examples/default.yaml",
+	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml"}
 
 // docLine is a command line of the documentation, normalised: "nri ..."
 // whether written as nri, go run ./cmd/nri or go install ... && nri;
@@ -170,7 +170,7 @@ func newDocEnv(t *testing.T) *docEnv {
 			t.Fatal(err)
 		}
 	}
-	scenario, err := os.ReadFile(filepath.Join(repoRoot, "internal", "examples", "serve.yaml"))
+	scenario, err := os.ReadFile(filepath.Join(repoRoot, "cmd", "nri", "examples", "serve.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func checksPlugin(t *testing.T, e *docEnv, argv []string) {
 var docLineCases = map[string]docCase{
 	"nri run":    succeeds("every outcome as expected"),
 	"nri --help": succeeds("Exit codes:"),
-	"nri run internal/examples/default.yaml --output json":    inDir(".", `"ok": true`),
+	"nri run cmd/nri/examples/default.yaml --output json":     inDir(".", `"ok": true`),
 	"nri run my.yaml --plugin ./50-myplugin --log-level info": succeeds("50-myplugin"),
 	"nri run my-scenario.yaml --plugin ./bin/50-myplugin --output json": func(t *testing.T, e *docEnv, argv []string) {
 		p := e.start(t, e.dir, argv)
@@ -454,7 +454,7 @@ var docLineCases = map[string]docCase{
 		p.expect(t, "nri run", 0)
 		jsonReportOK(t, p.stdout.String())
 	},
-	"nri run internal/examples/wasm.yaml": func(t *testing.T, e *docEnv, argv []string) {
+	"nri run cmd/nri/examples/wasm.yaml": func(t *testing.T, e *docEnv, argv []string) {
 		exampleModule(t) // the build nri run makes, from the Go build cache
 		inDir(".", "every outcome as expected")(t, e, argv)
 	},
@@ -483,7 +483,7 @@ var docLineCases = map[string]docCase{
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		ref := wasmbuild.Command(ctx, args[0], filepath.Join(repoRoot, "internal", "examples", "wasm-env"), out)
+		ref := wasmbuild.Command(ctx, args[0], filepath.Join(repoRoot, "cmd", "nri", "examples", "wasm-env"), out)
 		if !slices.Equal(ref.Args[1:], args[1:]) {
 			t.Errorf("the documented build is %v, nri run's %v", args[1:], ref.Args[1:])
 		}
@@ -514,7 +514,7 @@ var docLineCases = map[string]docCase{
 
 	"nri serve --socket /tmp/nri.sock --wait-plugins 1":              servesPlugin,
 	"nri serve --socket /tmp/nri.sock --wait-plugins 1 --timeout 2m": servesPlugin,
-	"nri serve --socket /tmp/nri.sock --scenario internal/examples/serve.yaml --wait-plugins 1": func(t *testing.T, e *docEnv, argv []string) {
+	"nri serve --socket /tmp/nri.sock --scenario cmd/nri/examples/serve.yaml --wait-plugins 1": func(t *testing.T, e *docEnv, argv []string) {
 		// The scenario's header: run from the repository root.
 		root, err := filepath.Abs(repoRoot)
 		if err != nil {

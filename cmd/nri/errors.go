@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/nrikit/nrikit/conformance/checkcmd"
+	"github.com/nrikit/nrikit/cmd/nri/internal/checkcmd"
 	"github.com/spf13/cobra"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmhost"
-	"github.com/nrikit/nrikit/internal/wasmtest"
 )
 
 // TestDefaultWASMCacheDirRefused checks that nri run does not use its

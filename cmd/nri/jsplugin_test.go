@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 // TestServeJavaScriptPlugin serves the JavaScript plugin written from

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nrikit/nrikit/internal/testscale"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +21,7 @@ import (
 var nriBinary string
 
 // factor stretches the tests' waits to the machine's load when the test
-// binary starts (internal/testscale: 1 on a quiet machine).
+// binary starts (internal/testing/testscale: 1 on a quiet machine).
 var factor = testscale.Factor()
 
 // scaled returns d stretched by factor.

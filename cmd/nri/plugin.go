@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/internal/pluginmain"
-	"github.com/nrikit/nrikit/internal/simulator"
+	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
 	deviceinjector "github.com/nrikit/nrikit/plugins/device-injector"
 	"github.com/nrikit/nrikit/plugins/differ"
 	gpuenv "github.com/nrikit/nrikit/plugins/gpu-env"
@@ -18,9 +21,13 @@ import (
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
 )
 
+// pluginMain is a sample plugin's Main: it runs the plugin with its
+// command-line arguments (without the program name), logging to stderr.
+type pluginMain func(ctx context.Context, args []string, stderr io.Writer) error
+
 // samplePlugins are the plugins built into the binary, by name.
-func samplePlugins() map[string]pluginmain.MainFunc {
-	return map[string]pluginmain.MainFunc{
+func samplePlugins() map[string]pluginMain {
+	return map[string]pluginMain{
 		logger.Name:         logger.Main,
 		differ.Name:         differ.Main,
 		deviceinjector.Name: deviceinjector.Main,
@@ -28,6 +35,23 @@ func samplePlugins() map[string]pluginmain.MainFunc {
 		ulimitadjuster.Name: ulimitadjuster.Main,
 		gpuenv.Name:         gpuenv.Main,
 	}
+}
+
+// pluginExitCode is the exit status of `nri plugin NAME` after the
+// plugin's Main returned err, that of the plugin's own binary: 0 after
+// success or -help; the status of an error that carries one (a usage
+// error, 2, already printed with the usage); else 1, printing err to
+// stderr.
+func pluginExitCode(err error, stderr io.Writer) int {
+	var coded interface{ ExitCode() int }
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &coded):
+		return coded.ExitCode()
+	}
+	fmt.Fprintln(stderr, err)
+	return 1
 }
 
 func sampleNames() []string {
@@ -101,7 +125,7 @@ nrikit runtime. Run 'nri plugin NAME -help' for a plugin's own flags.`,
 				return codef(exitUsage, "no sample plugin %q (one of %s)", args[0], strings.Join(sampleNames(), ", "))
 			}
 			err := main(c.Context(), args[1:], g.stderr)
-			switch code := pluginmain.ExitCode(err, g.stderr); code {
+			switch code := pluginExitCode(err, g.stderr); code {
 			case 0:
 				return nil
 			default:

@@ -8,7 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/nrikit/nrikit/conformance/checkcmd"
+	"github.com/nrikit/nrikit/cmd/nri/internal/checkcmd"
 	"github.com/spf13/cobra"
 )
 

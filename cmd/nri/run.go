@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/internal/simulator"
+	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
 )
 
 func newRunCommand(g *globals) *cobra.Command {
@@ -26,11 +26,11 @@ output is a timeline of events (which plugins were called and which were filtere
 each changed, rejections, latencies), then every container's final OCI spec as a diff
 against the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
 		Example: `  nri run
-  nri run internal/examples/default.yaml --output json
+  nri run cmd/nri/examples/default.yaml --output json
   nri run my.yaml --plugin ./50-myplugin --log-level info
 
   # A WebAssembly plugin, built from Go by nri run (needs the Go toolchain).
-  nri run internal/examples/wasm.yaml`,
+  nri run cmd/nri/examples/wasm.yaml`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {

@@ -12,9 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
-	"github.com/nrikit/nrikit/internal/examples"
+	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
 	"github.com/nrikit/nrikit/internal/httpserve"
-	"github.com/nrikit/nrikit/internal/simulator"
 )
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -32,7 +31,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		Short: "Serve external plugins on a socket, then play a scenario for them",
 		Long: `Run the simulated runtime listening on a unix socket for external plugins, written in
 any language. nri serve waits until --wait-plugins plugins have registered (and been
-synchronized), plays the scenario (by default the built-in serve scenario, internal/examples/serve.yaml)
+synchronized), plays the scenario (by default the built-in serve scenario, cmd/nri/examples/serve.yaml)
 and prints the report. Registration failures are printed as they happen, with the reason the
 runtime gave the plugin. If the plugins do not register within --timeout, nri serve exits
 with status 4, naming what is missing. The scenario's plugins and those of --plugin and
@@ -64,7 +63,8 @@ With --keep it keeps serving after the report, until interrupted. With --metrics
 			if timeout <= 0 {
 				return codef(exitUsage, "invalid --timeout %v: want a positive duration", timeout)
 			}
-			sc, err := loadScenario(scenario, "internal/examples/serve.yaml", examples.Serve())
+			name, data := serveScenario()
+			sc, err := loadScenario(scenario, name, data)
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ With --keep it keeps serving after the report, until interrupted. With --metrics
 	f.register(c)
 	fl := c.Flags()
 	fl.StringVar(&socket, "socket", "", "unix socket to listen on for external plugins (required)")
-	fl.StringVar(&scenario, "scenario", "", "scenario file to play (default: the built-in internal/examples/serve.yaml)")
+	fl.StringVar(&scenario, "scenario", "", "scenario file to play (default: the built-in cmd/nri/examples/serve.yaml)")
 	fl.IntVar(&wait, "wait-plugins", 1, "number of external plugins to wait for before playing")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the plugins")
 	fl.BoolVar(&keep, "keep", false, "keep serving after the report, until interrupted")

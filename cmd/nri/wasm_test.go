@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nrikit/nrikit/internal/wasmtest"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 )
 
 // wasmExample is the example scenario with a WASM plugin.
-var wasmExample = filepath.Join("..", "..", "internal", "examples", "wasm.yaml")
+var wasmExample = filepath.Join("examples", "wasm.yaml")
 
 // The WASM module of the example's plugin, built once per test binary
 // next to nriBinary; the runs share one compilation cache there.
@@ -44,7 +44,7 @@ func exampleModule(t *testing.T) string {
 		out := filepath.Join(filepath.Dir(nriBinary), "wasm-env.wasm")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		wasmErr = wasmtest.Build(ctx, wasmtest.GoTool(t), filepath.Join("..", "..", "internal", "examples", "wasm-env"), out)
+		wasmErr = wasmtest.Build(ctx, wasmtest.GoTool(t), filepath.Join("examples", "wasm-env"), out)
 		wasmModule = out
 	})
 	if wasmErr != nil {
@@ -84,7 +84,7 @@ func findPlugin(rep *jsonReport, id string) (pluginSummary, bool) {
 	return pluginSummary{}, false
 }
 
-// TestRunWASMExample plays internal/examples/wasm.yaml: the simulator
+// TestRunWASMExample plays cmd/nri/examples/wasm.yaml: the simulator
 // builds the WASM plugin from its Go package, the runtime loads it, and
 // it sets its variables only in the pod of its scope.
 func TestRunWASMExample(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/codecfixture"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 )
 
 func benchCreateContainer() *api.CreateContainerRequest {

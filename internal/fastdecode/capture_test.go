@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/codecfixture"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 	"google.golang.org/protobuf/proto"
 )
 

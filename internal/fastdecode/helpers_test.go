@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/codecfixture"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 )
 
 // fastTypes are the message types with a fast path, in a fixed order (the

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/nrikit/nrikit/internal/codecfixture"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 )
 
 func TestBenchMessages(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/runtimetest"
 	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 // helperEnv makes the test binary act as a plugin (TestHelperProcess).

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 // helperEnv makes the test binary the child process of the tests below

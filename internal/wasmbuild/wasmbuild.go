@@ -1,6 +1,6 @@
 // Package wasmbuild makes the go command that builds a Go package into a
 // WASM plugin module, the one way nrikit builds guests: nri run's
-// wasmPackage and the tests' guests (internal/wasmtest) build the same
+// wasmPackage and the tests' guests (internal/testing/wasmtest) build the same
 // bytes from the same source, so they share a compilation cache.
 package wasmbuild
 

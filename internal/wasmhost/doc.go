@@ -31,13 +31,13 @@
 // first plugin of a module adds about 60 MB of RSS (about 30 MB of
 // machine code, 15 MB of decoded module, 9 MB of instance, mostly the Go
 // guest's heap); each further plugin of the same module with a shared
-// Cache about 10-14 MB (BENCHMARKS.md, "WASM plugins", measures it in a
+// Cache about 10-14 MB (docs/benchmarks.md, "WASM plugins", measures it in a
 // runtime process: 13.9 MiB, against 54 MiB on upstream's runtime).
 // Loading takes 2.5-4 s when the module is compiled, 0.15-0.2 s from the
 // on-disk cache. Calls are bounded by their context through wazero's
 // close-on-context-done, which in wazero v1.12 exits from the machine code
 // to Go at every loop header: about three quarters of a Go guest's call
-// (testdata/termcost measures it; BENCHMARKS.md has the figures).
+// (testdata/termcost measures it; docs/benchmarks.md has the figures).
 //
 // Files: the module file is opened once, without blocking (a FIFO
 // cannot hang it), checked through its descriptor (a regular file of at

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/wasmtest"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 )
 
 // testGuest is the guest module, built once per test binary and

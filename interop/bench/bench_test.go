@@ -21,7 +21,7 @@ import (
 )
 
 // BenchmarkNRI runs every scenario, upstream first and then nrikit, and
-// prints the table of BENCHMARKS.md at the end. Sub-benchmarks can be
+// prints the table of docs/benchmarks.md at the end. Sub-benchmarks can be
 // selected with -bench (the floors are needed for the ratios to them).
 func BenchmarkNRI(b *testing.B) {
 	t := newTable()

@@ -10,7 +10,7 @@
 // with upstream's pkg/adaptation and upstream-stub plugins, then with
 // nrikit's adaptation and stub plugins; each figure is reported as a
 // ratio to the floor and as nrikit/upstream, and BenchmarkNRI ends by
-// printing the table of BENCHMARKS.md.
+// printing the table of docs/benchmarks.md.
 //
 // Its last section runs WASM plugins (issue 18), which both runtimes load
 // in-process from their plugin directory: the same work in a WebAssembly
@@ -20,6 +20,6 @@
 // processes of their own (runtimes/*, internal/memrun), since the
 // compilation cache that "cached" loads read is on disk.
 //
-// Run it with `make bench-interop` (see BENCHMARKS.md); plain `go test`
+// Run it with `make bench-interop` (see docs/benchmarks.md); plain `go test`
 // runs only the cheap checks of the workload.
 package bench

@@ -6,7 +6,7 @@ import (
 
 	upstream "github.com/containerd/nri/pkg/api"
 	ours "github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/wirecheck"
+	"github.com/nrikit/nrikit/internal/testing/wirecheck"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"

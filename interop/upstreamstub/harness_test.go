@@ -2,11 +2,13 @@ package upstreamstub
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/interop/internal/behavior"
 	"github.com/nrikit/nrikit/interop/internal/harness"
 	"github.com/nrikit/nrikit/interop/internal/record"
 	"github.com/nrikit/nrikit/interop/internal/testbin"
@@ -20,6 +22,10 @@ const hangGuard = 60 * time.Second
 type runtime struct {
 	*adaptation.Adaptation
 	*harness.State
+	// failUnsolicited makes the UpdateFunc fail the plugin's unsolicited
+	// update as containerd fails one it could not apply: with the update
+	// as failed and an error.
+	failUnsolicited bool
 }
 
 // newRuntime returns an unstarted runtime whose ListFunc reports the
@@ -51,6 +57,10 @@ func (r *runtime) list(context.Context) ([]*api.PodSandbox, []*api.Container, er
 
 func (r *runtime) update(_ context.Context, u []*api.ContainerUpdate, _ []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
 	r.Push(api.Clone(&api.UpdateContainersRequest{Update: u}).Update)
+	if r.failUnsolicited && len(u) == 1 &&
+		u[0].GetLinux().GetResources().GetMemory().GetLimit().GetValue() == behavior.UnsolicitedUpdateMiB<<20 {
+		return u, errors.New("NRI update of some containers failed")
+	}
 	return nil, nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/pluginmain"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/nrikit/nrikit/internal/pluginmain"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/codecfixture"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 )
 
 // envAdder is the bench-interop plugin's work: one environment variable

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
-	"github.com/nrikit/nrikit/internal/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
 
 func main() {

@@ -61,7 +61,7 @@ func main() {
 
 func runPlugin() error {
 	// One P, as every sample plugin does (see stub.TuneProcess); the
-	// figures in BENCHMARKS.md were measured so. Not for the floor: it is
+	// figures in docs/benchmarks.md were measured so. Not for the floor: it is
 	// bare ttrpc as a Go program runs it by default.
 	stub.TuneProcess()
 	cfg, err := pluginconf.Load()
@@ -80,7 +80,7 @@ func runPlugin() error {
 		return err
 	}
 	if dir := os.Getenv("BENCH_CPUPROFILE_DIR"); dir != "" {
-		// Profiling the plugin process (see BENCHMARKS.md); the
+		// Profiling the plugin process (see docs/benchmarks.md); the
 		// profile is written when the runtime stops the plugin.
 		f, err := os.Create(filepath.Join(dir, filepath.Base(os.Args[0])+".pprof"))
 		if err != nil {

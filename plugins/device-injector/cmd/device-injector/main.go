@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
 	deviceinjector "github.com/nrikit/nrikit/plugins/device-injector"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

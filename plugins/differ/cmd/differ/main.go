@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
 	"github.com/nrikit/nrikit/plugins/differ"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

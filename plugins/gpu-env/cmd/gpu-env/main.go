@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
 	gpuenv "github.com/nrikit/nrikit/plugins/gpu-env"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
 	hookinjector "github.com/nrikit/nrikit/plugins/hook-injector"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/stub"
 )
 

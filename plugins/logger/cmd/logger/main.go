@@ -3,7 +3,7 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/plugins/logger"
 	"github.com/nrikit/nrikit/stub"
 )

@@ -4,7 +4,7 @@
 package main
 
 import (
-	"github.com/nrikit/nrikit/internal/pluginmain"
+	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
 	"github.com/nrikit/nrikit/stub"
 )
