@@ -34,6 +34,11 @@
 // back would only be dismissed again. A plugin the runtime launched (with
 // an inherited socket) cannot reconnect: the runtime starts it again.
 //
+// -fail-request asks the runtime for the failure policy fail_request
+// ([stub.WithFailurePolicy]): a request the plugin fails (it times out, or
+// the runtime's policy refuses its answer) then fails instead of going on
+// without the plugin's answer.
+//
 // -metrics-addr ADDR (such as 127.0.0.1:9090; off by default) serves
 // Prometheus metrics at /metrics and the health checks /readyz (200 while
 // registered with the runtime) and /livez (200 while connected or
@@ -125,6 +130,7 @@ func Main(ctx context.Context, spec Spec, args []string, stderr io.Writer) error
 	configFile := fs.String("config", "", "read the plugin's configuration (YAML, the schema of its README) from this file; the runtime's configuration, if it sends one, wins")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this TCP address, such as 127.0.0.1:9090 (default: off)")
 	fs.BoolVar(&c.reconnect, "reconnect", true, "when started by hand: reconnect after losing the connection to the runtime (a runtime restart); -reconnect=false exits instead")
+	fs.BoolVar(&c.failRequest, "fail-request", false, "ask the runtime to fail a request the plugin fails (a timeout, or an answer the runtime's policy refuses) instead of going on without the plugin's answer")
 	c.scope.register(fs, spec.Scope)
 	build := spec.Setup(fs)
 	fs.Usage = func() {
@@ -181,6 +187,7 @@ type common struct {
 	metricsAddr       string
 	config            string // the -config file's content
 	reconnect         bool
+	failRequest       bool // -fail-request: the failure policy asked for
 	scope             scopeFlags
 }
 
@@ -218,6 +225,9 @@ func (c *common) run(ctx context.Context, name string, log *slog.Logger, build N
 	}
 	if scope := c.scope.scope(); scope != nil {
 		opts = append(opts, stub.WithScope(scope))
+	}
+	if c.failRequest {
+		opts = append(opts, stub.WithFailurePolicy(&api.FailurePolicy{FailRequest: true}))
 	}
 	s, err = stub.New(plugin, append(opts, extra...)...)
 	if errors.Is(err, stub.ErrNoIndex) {

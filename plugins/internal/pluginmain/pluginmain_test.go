@@ -427,6 +427,29 @@ func TestScope(t *testing.T) {
 	}
 }
 
+// TestFailRequest: -fail-request asks the runtime for the failure policy
+// fail_request; without it the plugin asks for none.
+func TestFailRequest(t *testing.T) {
+	t.Setenv(api.PluginSocketEnvVar, "")
+	for _, flagged := range []bool{false, true} {
+		rt := stubtest.NewRuntime(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		args := []string{"-idx", "10"}
+		if flagged {
+			args = append(args, "-fail-request")
+		}
+		done := runMain(ctx, dialing(rt), args...)
+		p := registered(t, ctx, rt)
+		if got := p.ConfigureResponse().GetFailurePolicy().GetFailRequest(); got != flagged {
+			t.Errorf("-fail-request %v: failure policy sent %v", flagged, p.ConfigureResponse().GetFailurePolicy())
+		}
+		cancel()
+		if err := result(t, done); err != nil {
+			t.Errorf("Main = %v", err)
+		}
+	}
+}
+
 // TestMissingIndex: a plugin started by hand without -idx (the test
 // binary's name gives no index) is told about the flag, not about the
 // stub's option, and exits 2.
