@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -268,19 +267,23 @@ func TestTrustHostRootAttack(t *testing.T) {
 	})
 }
 
-// capabilityName matches the names of policy fields (docs/policy.md "Field
-// names") found in a log line.
-var capabilityName = regexp.MustCompile(`[a-z_]+(\.[a-z_]+)*`)
-
 // toldCapabilities returns the template's log line about the
-// capabilities the runtime told it, and the field names in it.
+// capabilities the runtime told it (its capabilities=NAME,NAME,...
+// field, docs/policy.md "Field names") and the names in it.
 func toldCapabilities(t *testing.T, r *runtime, p *harness.Process) (string, map[string]bool) {
 	t.Helper()
-	wantLog(t, r.ctx, p, "capabilities")
-	line := lineWith(p.Log(), "capabilities")
+	wantLog(t, r.ctx, p, "capabilities=")
+	line := lineWith(p.Log(), "capabilities=")
 	names := map[string]bool{}
-	for _, n := range capabilityName.FindAllString(line, -1) {
-		names[n] = true
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, "capabilities="); ok {
+			for _, n := range strings.Split(strings.Trim(v, `"`), ",") {
+				names[n] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Errorf("the template logged no capabilities=NAME,... field:\n%s", p.Log())
 	}
 	return line, names
 }
