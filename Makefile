@@ -54,7 +54,7 @@ js-deps:
 
 ## test-e2e: the end-to-end suite against a real containerd v2.4.2 (e2e/, a separate module; needs root,
 ## unshare and ip; see docs/containerd.md). The first run builds containerd, ctr, its runc shim and crictl from
-## the Go module proxy into e2e/.bin (kept across runs) and installs runc with apt-get if missing. It runs twice:
+## the Go module proxy into ~/.cache/nrikit/e2e (the user cache directory, kept across runs and clones) and installs runc with apt-get if missing. It runs twice:
 ## on containerd as released (upstream's NRI), then on containerd built with compat/nri (nrikit's runtime library
 ## inside, NRIKIT_E2E_RUNTIME=nrikit), where the nrikit-only scenarios (e2e/nrikit_test.go) run too.
 E2E_TIMEOUT ?= 30m
@@ -65,9 +65,9 @@ test-e2e: js-deps
 ## test-e2e-crio: the same suite against a real CRI-O v1.36.3 (NRIKIT_E2E_CRI=crio; see docs/crio.md), twice: on
 ## CRI-O as released (upstream's NRI v0.11.0), then on CRI-O built with compat/criobuild (nrikit's runtime library
 ## inside). Both runs also run CRI-O's own NRI suite, test/nri (TestCrioNRISuite). The first run builds CRI-O, its
-## copyimg, pinns and test/nri into e2e/.bin/crio-v1.36.3 (kept; ~12 min cold on 2 cores) and installs conmon, runc,
+## copyimg, pinns and test/nri into ~/.cache/nrikit/e2e/crio-v1.36.3 (kept; ~12 min cold on 2 cores) and installs conmon, runc,
 ## libseccomp-dev, busybox-static and containernetworking-plugins with apt-get if missing; the build on nrikit is
-## brought up to date in e2e/.bin/crio-v1.36.3-nrikit at every run.
+## brought up to date in ~/.cache/nrikit/e2e/crio-v1.36.3-nrikit at every run.
 test-e2e-crio: js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) NRIKIT_E2E_CRI=crio $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 	cd e2e && GO=$(GO) NRIKIT_E2E_CRI=crio NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
