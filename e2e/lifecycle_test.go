@@ -125,7 +125,7 @@ func TestRestart(t *testing.T) {
 		"05-differ":          r.samplePlugin("differ", "05"),
 		"10-logger":          r.samplePlugin("logger", "10"),
 		"20-device-injector": r.samplePlugin("device-injector", "20", "-config", f.deviceFile),
-		"30-hook-injector":   r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir),
+		"30-hook-injector":   r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir, "-config", f.hookFile),
 		"40-ulimit-adjuster": r.samplePlugin("ulimit-adjuster", "40", "-config", f.ulimitFile),
 		"50-gpu-env-ext":     r.samplePlugin("gpu-env", "50", "-name", "gpu-env-ext"),
 		"60-template":        r.external("60-template", filepath.Join(suite.bin, "template"), "-idx", "60", "-socket", r.NRISocket),

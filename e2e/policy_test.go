@@ -46,7 +46,9 @@ func TestDefaultValidatorRejection(t *testing.T) {
 	hooks := filepath.Join(r.Dir, "hooks-annotated.d")
 	writeFile(t, filepath.Join(hooks, "only-annotated.json"), `{"version": "1.0.0",
   "hook": {"path": "/bin/true"}, "when": {"annotations": {"^e2e\\.nrikit\\.dev/hook$": "^yes$"}}, "stages": ["createRuntime"]}`)
-	r.samplePlugin("hook-injector", "30", "-hooks-dir", hooks)
+	allowed := filepath.Join(r.Dir, "hook-injector.yaml") // hook-injector injects no hook its configuration does not list
+	writeFile(t, allowed, "hooks: [{path: /bin/true, stages: [createRuntime]}]\n")
+	r.samplePlugin("hook-injector", "30", "-hooks-dir", hooks, "-config", allowed)
 
 	pod := harness.NewPod("validated", "pod")
 	podID, err := r.cri.RunPod(r.ctx, pod)

@@ -20,8 +20,8 @@ type fixtures struct {
 	hookOut  string // what the injected hook writes
 	mountSrc string // device-injector's bind mount source
 
-	deviceConf, ulimitConf string // the configurations (device-injector and ulimit-adjuster allow nothing without)
-	deviceFile, ulimitFile string // the same in files, for -config
+	deviceConf, ulimitConf, hookConf string // the configurations (device-injector, ulimit-adjuster and hook-injector allow nothing without)
+	deviceFile, ulimitFile, hookFile string // the same in files, for -config
 }
 
 // newFixtures writes a CDI spec (device nrikit.dev/test=one), a hooks.d
@@ -37,8 +37,10 @@ func newFixtures(t *testing.T, r *runtime) fixtures {
 	f.deviceConf = fmt.Sprintf("namespaces: [ml]\ndevices: [{path: /dev/nrikit-null, type: c, major: 1, minor: 3}]\n"+
 		"mounts: [{source: %s}]\ncdiDevices: [nrikit.dev/test=one]\n", f.mountSrc)
 	f.ulimitConf = "namespaces: [ml]\nlimits: {nofile: 4096, memlock: 2097152}\n"
+	f.hookConf = "hooks: [{path: /bin/sh, stages: [createRuntime]}]\n"
 	f.deviceFile = filepath.Join(r.Dir, "device-injector.yaml")
 	f.ulimitFile = filepath.Join(r.Dir, "ulimit-adjuster.yaml")
+	f.hookFile = filepath.Join(r.Dir, "hook-injector.yaml")
 	cdi := `{"cdiVersion": "0.6.0", "kind": "nrikit.dev/test", "devices": [{"name": "one", "containerEdits": {
   "env": ["NRIKIT_CDI=one"],
   "deviceNodes": [{"path": "/dev/nrikit-cdi", "hostPath": "/dev/zero"}]}}]}`
@@ -50,6 +52,7 @@ func newFixtures(t *testing.T, r *runtime) fixtures {
 		filepath.Join(f.mountSrc, "marker"):          "mounted-by-device-injector\n",
 		f.deviceFile:                                 f.deviceConf,
 		f.ulimitFile:                                 f.ulimitConf,
+		f.hookFile:                                   f.hookConf,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -177,7 +180,7 @@ func TestExternalSamplePlugins(t *testing.T) {
 	differ := r.samplePlugin("differ", "05")
 	logger := r.samplePlugin("logger", "10")
 	r.samplePlugin("device-injector", "20", "-config", f.deviceFile)
-	r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir)
+	r.samplePlugin("hook-injector", "30", "-hooks-dir", f.hooksDir, "-config", f.hookFile)
 	r.samplePlugin("ulimit-adjuster", "40", "-config", f.ulimitFile)
 	r.samplePlugin("gpu-env", "50")
 	r.external("60-template", filepath.Join(suite.bin, "template"), "-idx", "60", "-socket", r.NRISocket)
@@ -212,7 +215,7 @@ func TestPreinstalledSamplePlugins(t *testing.T) {
 	differLog := r.preinstall("05-differ", bin("differ"), nil, true, "")
 	loggerLog := r.preinstall("10-logger", bin("logger"), nil, true, "events: [CreateContainer, StartContainer]\n")
 	r.preinstall("20-device-injector", bin("device-injector"), nil, false, f.deviceConf)
-	r.preinstall("30-hook-injector", bin("hook-injector"), nil, false, "hooksDirs: ["+f.hooksDir+"]\n")
+	r.preinstall("30-hook-injector", bin("hook-injector"), nil, false, "hooksDirs: ["+f.hooksDir+"]\n"+f.hookConf)
 	r.preinstall("40-ulimit-adjuster", bin("ulimit-adjuster"), nil, false, f.ulimitConf)
 	r.preinstall("50-gpu-env", bin("gpu-env"), nil, false, "env: {NVIDIA_VISIBLE_DEVICES: \"3\", NRIKIT_GPU_CONF: from-conf}\nvisibleDevices: [\"3\"]\n")
 	templateLog := r.preinstall("60-template", bin("template"), nil, true, "greeting: from-conf\n")

@@ -608,7 +608,7 @@ var docLineCases = map[string]docCase{
 		argv[len(argv)-1] = file
 		check := e.start(t, e.dir, argv)
 		check.expect(t, "nri check policy", 0)
-		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 6 grants") {
+		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 7 grants") {
 			t.Errorf("nri check policy: stdout\n%s", out)
 		}
 		typo := filepath.Join(e.dir, "typo.yaml")
@@ -619,6 +619,28 @@ var docLineCases = map[string]docCase{
 		bad.expect(t, "nri check policy with a typo", 3)
 		if out := bad.stdout.String(); !strings.HasPrefix(out, typo+":4: unknown key \"evn\"") {
 			t.Errorf("nri check policy with a typo: stdout\n%s", out)
+		}
+	},
+	"nri check policy deploy/policy/policy.yaml": func(t *testing.T, e *docEnv, argv []string) {
+		// From the repository's root, as documented: the shipped node policy
+		// is valid, has a grant per overlay and no default grant.
+		check := e.start(t, repoRoot, argv)
+		check.expect(t, "nri check policy deploy/policy/policy.yaml", 0)
+		out := check.stdout.String()
+		entries, err := os.ReadDir(filepath.Join(repoRoot, "deploy", "kustomize", "overlays"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("deploy/policy/policy.yaml: valid: %d grants", len(entries)); !strings.HasPrefix(out, want) {
+			t.Errorf("stdout does not start with %q:\n%s", want, out)
+		}
+		for _, o := range entries {
+			if !strings.Contains(out, " plugins="+o.Name()+" ") {
+				t.Errorf("no grant of %s:\n%s", o.Name(), out)
+			}
+		}
+		if !strings.HasSuffix(out, "deploy/policy/policy.yaml: no default grant where=all allows=none\n") {
+			t.Errorf("the shipped policy has a default grant:\n%s", out)
 		}
 	},
 	"nri check runtime --socket /var/run/nri/nri.sock": func(t *testing.T, e *docEnv, argv []string) {

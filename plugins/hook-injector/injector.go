@@ -19,11 +19,23 @@
 // on the machine running the plugin (it must be absolute).
 //
 // The directories are read when the runtime configures the plugin.
-// Configuration (YAML) or the -hooks-dir flag (repeatable) names them:
+// Configuration (YAML, [Config]) or the -hooks-dir flag (repeatable) names
+// them; the configuration also lists the hooks the files may define, by
+// executable and stages:
 //
 //	hooksDirs: [/usr/share/containers/oci/hooks.d, /etc/containers/oci/hooks.d]
+//	hooks:
+//	  - {path: /usr/bin/nvidia-ctk, stages: [createContainer]}
 //
 // Relative directories are relative to the plugin's working directory.
+//
+// A hook's program runs as root on the host, and the hooks.d directories
+// are shared with podman and CRI-O (a package can drop a hook meant for
+// them there), so the plugin injects only the hooks its configuration's
+// hooks list allows, and without one it injects none: a hook file whose
+// executable or stages no rule allows is skipped, with a warning naming
+// the file, each time the directories are read. This is the plugin's own
+// line of defence; the node's policy (docs/policy.md) is the runtime's.
 package hookinjector
 
 import (
@@ -36,6 +48,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/yamldoc"
+	"github.com/nrikit/nrikit/plugins/internal/allow"
 )
 
 // Name is the plugin's default name.
@@ -46,13 +59,19 @@ func DefaultDirs() []string {
 	return []string{"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"}
 }
 
-// Config is the plugin's configuration.
+// Config is the plugin's configuration. The zero Config (no
+// configuration) reads the default directories and injects no hook.
 type Config struct {
 	// HooksDirs replaces the plugin's hook directories.
 	HooksDirs []string `yaml:"hooksDirs"`
+	// Hooks are the hooks the hook files may define, by executable and
+	// stages; empty: none (every hook file is skipped).
+	Hooks []HookRule `yaml:"hooks"`
 }
 
-// ParseConfig decodes a configuration; unknown keys are errors.
+// ParseConfig decodes and checks a configuration: unknown keys are
+// errors, as are malformed path patterns, rules without stages and
+// unknown stages. The error names the plugin, and the line or the field.
 func ParseConfig(config string) (Config, error) {
 	var c Config
 	if strings.TrimSpace(config) == "" {
@@ -60,6 +79,11 @@ func ParseConfig(config string) (Config, error) {
 	}
 	if err := yamldoc.Decode([]byte(config), &c); err != nil {
 		return Config{}, fmt.Errorf("invalid hook-injector configuration: %w", err)
+	}
+	for i, r := range c.Hooks {
+		if err := r.validate(); err != nil {
+			return Config{}, fmt.Errorf("invalid hook-injector configuration: hooks[%d]: %w", i, err)
+		}
 	}
 	return c, nil
 }
@@ -82,35 +106,44 @@ func New(log *slog.Logger, dirs []string) *Plugin {
 	return &Plugin{log: log, dirs: slices.Clone(dirs)}
 }
 
-// Configure reads the hook directories.
+// Configure reads the hook directories and keeps the hooks the
+// configuration allows.
 func (p *Plugin) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
 	c, err := ParseConfig(config)
 	if err != nil {
 		return 0, err
 	}
-	dirs := p.dirs
-	if c.HooksDirs != nil {
-		dirs = c.HooksDirs
+	if c.HooksDirs == nil {
+		c.HooksDirs = p.dirs
 	}
-	if err := p.Reload(dirs); err != nil {
+	if err := p.Reload(c); err != nil {
 		return 0, err
 	}
 	return 0, nil
 }
 
-// Reload reads the hooks of dirs, replacing those read before.
-func (p *Plugin) Reload(dirs []string) error {
-	hooks, err := loadHooks(dirs)
+// Reload reads the hooks of c's directories, replacing those read before,
+// and keeps those c allows: a hook file no rule of c.Hooks allows is
+// skipped and logged as a warning. An invalid file is an error.
+func (p *Plugin) Reload(c Config) error {
+	hooks, err := loadHooks(c.HooksDirs)
 	if err != nil {
 		return err
 	}
 	files := make([]string, 0, len(hooks))
+	allowed := hooks[:0:0]
 	for _, h := range hooks {
+		if reason := c.CheckHook(h.def.Hook.Path, h.def.Stages); reason != "" {
+			p.log.Warn("skipping an OCI hook the configuration does not allow", "hook", h.file,
+				"path", allow.Quote(h.def.Hook.Path), "stages", h.def.Stages, "reason", reason)
+			continue
+		}
+		allowed = append(allowed, h)
 		files = append(files, h.file)
 	}
-	p.log.Info("loaded OCI hooks", "dirs", dirs, "hooks", files)
+	p.log.Info("loaded OCI hooks", "dirs", c.HooksDirs, "hooks", files, "skipped", len(hooks)-len(allowed))
 	p.mu.Lock()
-	p.hooks = hooks
+	p.hooks = allowed
 	p.mu.Unlock()
 	return nil
 }

@@ -26,10 +26,13 @@ func hook(path, when string, stages ...string) string {
 		`, "stages": ["` + strings.Join(stages, `", "`) + `"]}`
 }
 
+// allowBin allows the executables of /bin at every stage.
+const allowBin = "hooks: [{path: '/bin/*', stages: [prestart, createRuntime, createContainer, startContainer, poststart, poststop]}]\n"
+
 func configured(t *testing.T, dirs ...string) *Plugin {
 	t.Helper()
 	p := New(slog.New(slog.DiscardHandler), nil)
-	cfg := "hooksDirs: [" + strings.Join(dirs, ", ") + "]"
+	cfg := "hooksDirs: [" + strings.Join(dirs, ", ") + "]\n" + allowBin
 	if _, err := p.Configure(context.Background(), cfg, "rt", "1"); err != nil {
 		t.Fatal(err)
 	}
