@@ -352,7 +352,9 @@ func TestPolicyFileInvalidAtStart(t *testing.T) {
 	}
 }
 
-func (*policed) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) { return nil, nil, nil }
+func (*policed) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+	return nil, nil, nil
+}
 
 func noUpdate(context.Context, []*api.ContainerUpdate, []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
 	return nil, nil
