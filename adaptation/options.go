@@ -160,10 +160,9 @@ type config struct {
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
 	// The administrator's policy (policy.go): policy given with
-	// WithPolicy (policySet), or the file of WithPolicyFile, looked at
-	// every policyReload.
+	// WithPolicy, or the file of WithPolicyFile, looked at every
+	// policyReload.
 	policy       *policy.Policy
-	policySet    bool
 	policyFile   string
 	policyReload time.Duration
 }

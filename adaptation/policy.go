@@ -30,13 +30,12 @@ var ErrNoPolicyFile = errors.New("adaptation: no policy file to reload")
 // WithPolicy makes p the administrator's policy: each plugin may make
 // only the changes its grant allows (docs/policy.md), and the plugins p
 // requires gate pods and containers. Nil is no policy, the default:
-// every plugin may change everything. It excludes [WithPolicyFile].
+// every plugin may change everything. Of WithPolicy and [WithPolicyFile],
+// the last one given applies (an embedder's WithPolicy overrides the
+// file compat/nri reads by default).
 func WithPolicy(p *policy.Policy) Option {
 	return func(c *config) error {
-		if c.policyFile != "" {
-			return errors.New("adaptation: both WithPolicy and WithPolicyFile given")
-		}
-		c.policy, c.policySet = p, true
+		c.policy, c.policyFile = p, ""
 		return nil
 	}
 }
@@ -51,16 +50,14 @@ func WithPolicy(p *policy.Policy) Option {
 // follow, for connected plugins too; an invalid one, or a file removed,
 // keeps the policy in force (fail-safe: removing the file does not allow
 // every plugin everything until the runtime restarts) and is logged with
-// its mistakes. It excludes [WithPolicy].
+// its mistakes. Of [WithPolicy] and WithPolicyFile, the last one given
+// applies.
 func WithPolicyFile(path string) Option {
 	return func(c *config) error {
-		switch {
-		case path == "":
+		if path == "" {
 			return errors.New("adaptation: empty policy file path")
-		case c.policySet:
-			return errors.New("adaptation: both WithPolicy and WithPolicyFile given")
 		}
-		c.policyFile = path
+		c.policy, c.policyFile = nil, path
 		return nil
 	}
 }

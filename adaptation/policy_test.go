@@ -347,8 +347,11 @@ func TestPolicyFileInvalidAtStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "policy.yaml:1:") {
 		t.Fatalf("New with an invalid policy file: %v", err)
 	}
-	if _, err := New("rt", "v1", (&policed{}).list, noUpdate, WithPolicy(nil), WithPolicyFile(path)); err == nil {
-		t.Fatal("WithPolicy and WithPolicyFile together accepted")
+	// The last of WithPolicyFile and WithPolicy applies.
+	a, err := New("rt", "v1", (&policed{}).list, noUpdate, WithPolicyFile(path), WithPolicy(nil))
+	must(t, err)
+	if a.Policy() != nil {
+		t.Fatal("WithPolicy(nil) after WithPolicyFile: a policy")
 	}
 }
 
