@@ -28,6 +28,8 @@ type policed struct {
 	evict  []*api.ContainerEviction
 	// hang makes RunPodSandbox wait for its context to end.
 	hang bool
+	// syncUpdate is the answer to Synchronize.
+	syncUpdate []*api.ContainerUpdate
 
 	mu   sync.Mutex
 	seen []string
@@ -39,7 +41,10 @@ func (p *policed) Configure(context.Context, *api.ConfigureRequest) (*api.Config
 }
 
 func (p *policed) Synchronize(_ context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
-	return &api.SynchronizeResponse{More: req.More}, nil
+	if req.More {
+		return &api.SynchronizeResponse{More: true}, nil
+	}
+	return &api.SynchronizeResponse{Update: p.syncUpdate}, nil
 }
 
 func (p *policed) Shutdown(context.Context, *api.Empty) (*api.Empty, error) { return &api.Empty{}, nil }
@@ -425,5 +430,31 @@ func TestRequiredAnnotationBounds(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), validator.RequiredPluginsAnnotation) {
 			t.Errorf("annotation %.40q: %v, want it refused", value, err)
 		}
+	}
+}
+
+func TestPolicySynchronizeUpdates(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	pl := &policed{syncUpdate: []*api.ContainerUpdate{cpuUpdate("ctr1", 512), cpuUpdate("ctr2", 9999)}}
+	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetrics(reg),
+		WithBuiltinPlugin("10", "env", pl))
+	for i := 1; i <= 2; i++ {
+		rt.store.AddPod(testPod(i))
+		rt.store.AddCtr(testCtr(i, i))
+	}
+	rt.start(t)
+	rt.logs.wait(t, "denied Synchronize update", func(r logRecord) bool {
+		return r.msg == "plugin's update denied by the policy" && r.attrs["op"] == "Synchronize"
+	})
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for rt.store.UpdateCalls() == 0 && time.Now().Before(deadline) {
+		time.Sleep(scaled(10 * time.Millisecond))
+	}
+	ups, _ := rt.store.Updates()
+	if len(ups) != 1 || len(ups[0]) != 1 || ups[0][0].GetContainerId() != "ctr1" {
+		t.Errorf("runtime got updates %v, want only ctr1's", ups)
+	}
+	if n := deniedCount(t, reg, "10-env", "update.linux.resources.cpu"); n != 1 {
+		t.Errorf("denied count %v, want 1", n)
 	}
 }
