@@ -171,12 +171,23 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 ## bench-interop: the performance harness of issue 9: every scenario against the
-## bare ttrpc floor and against upstream, plugins as processes; prints the table
-## of docs/benchmarks.md. Slow (a few minutes), so not part of `make test`.
+## bare ttrpc floor and against upstream, plugins as processes, in ROUNDS rounds
+## (upstream, nrikit, upstream, nrikit, ...); prints the table of docs/benchmarks.md
+## (medians of the rounds, their range). Slow, so not part of `make test`.
 BENCHTIME ?= 1s
-.PHONY: bench-interop
+ROUNDS ?= 3
+BENCH ?= ^BenchmarkNRI$$
+.PHONY: bench-interop bench-compare
 bench-interop:
-	cd interop && $(GO) test $(INTEROP_LDFLAGS) -run='^$$' -bench='^BenchmarkNRI$$' -benchmem -benchtime=$(BENCHTIME) -timeout=60m ./bench/
+	cd interop && BENCH_ROUNDS=$(ROUNDS) $(GO) test $(INTEROP_LDFLAGS) -run='^$$' -bench='$(BENCH)' -benchmem -benchtime=$(BENCHTIME) -timeout=90m ./bench/
+
+## bench-compare: bench-interop on the commits BASE and HEAD (git worktrees in a temporary
+## directory), RUNS runs of each, alternating; prints nrikit's figures before and after per row.
+RUNS ?= 3
+bench-compare:
+	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<rev> [RUNS=3] [BENCH=pattern] [BENCHTIME=1s]"; exit 2; }
+	cd interop && $(GO) run ./bench/cmd/benchcompare -base '$(BASE)' -head HEAD -runs $(RUNS) -rounds 1 \
+		-bench '$(BENCH)' -benchtime $(BENCHTIME)
 
 clean:
 	rm -rf $(BIN)

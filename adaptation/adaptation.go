@@ -8,10 +8,12 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/policy"
 )
 
 // ListFunc returns the pods and containers that exist in the runtime. The
@@ -81,6 +83,13 @@ type Adaptation struct {
 	syncBlocks syncGate
 	// wasm is the compilation cache of WASM plugins (wasm.go).
 	wasm wasmRuntime
+
+	// pol is the administrator's policy in force (policy.go), written
+	// under mu; nil: none. reloadMu serialises its reloads and guards
+	// polFile.
+	pol      atomic.Pointer[policy.Policy]
+	reloadMu sync.Mutex
+	polFile  policyFile
 }
 
 // New creates an Adaptation for the runtime runtimeName/runtimeVersion.
@@ -137,6 +146,10 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	a.connLogs = a.newLogBudget(a.log.With("source", "plugin connections"))
 	a.connLog = a.connLogs.logger(a.log.Handler())
 	a.reserveBuiltinNames()
+	if err := a.initPolicy(); err != nil {
+		cancel()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -162,6 +175,9 @@ func (a *Adaptation) Start(ctx context.Context) error {
 	launch, err := a.discover()
 	if err != nil {
 		return err
+	}
+	if a.cfg.policyFile != "" {
+		a.goOwned(a.watchPolicy)
 	}
 	a.reservePreinstalledNames(launch)
 	a.log.Info("starting NRI", "runtime", a.name, "version", a.version,

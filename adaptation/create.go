@@ -36,8 +36,18 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 		// the one to blame if the merged request grows too large.
 		adjuster *plugin
 	)
+	need, err := a.requiredFor(subj)
+	if err != nil {
+		return nil, err
+	}
 	hooks := reserveHooks{
-		check: func() error { return a.missingRequiredLocked(subj) },
+		required: need,
+		check: func() error {
+			if err := a.missingLocked(need); err != nil {
+				return err
+			}
+			return a.missingRequiredLocked(subj)
+		},
 		skipped: func(p *plugin) {
 			if excluded == nil {
 				excluded = make([]*plugin, 0, len(a.plugins)) // under a.mu
@@ -45,7 +55,7 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			excluded = append(excluded, p)
 		},
 	}
-	err := mutate(ctx, a, rpcCreateContainer, subj, hooks,
+	err = mutate(ctx, a, rpcCreateContainer, subj, hooks,
 		func(*plugin) *api.CreateContainerRequest {
 			// The endpoints encode the pod, the same for every plugin,
 			// once (see shared); a builtin plugin gets a clone.

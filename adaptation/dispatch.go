@@ -132,6 +132,8 @@ func (p *plugin) onFailure(perr *PluginError) {
 		p.disconnect("crashed during " + perr.Op)
 	case FailureOversize:
 		p.a.log.Error("plugin answer too large, not using it", "plugin", p.full, "event", perr.Op, "error", perr.Err)
+	case FailureDenied:
+		p.log.Warn("plugin's changes denied by the policy", "event", perr.Op, "error", perr.Err)
 	case FailureSynchronizing:
 		p.a.log.Warn("plugin still synchronizing, event proceeds without waiting for it", "plugin", p.full,
 			"event", perr.Op, "waited", perr.Timeout)
@@ -169,6 +171,9 @@ type reserveHooks struct {
 	// skipped, if set, is told of every subscribed plugin not picked
 	// because the subject is outside its scope or it opted out of it.
 	skipped func(*plugin)
+	// required are the plugins the event requires by name (required.go):
+	// their failure fails the event (judge).
+	required *requiredSet
 }
 
 // mutate delivers a mutating event about s to its subscribed plugins one
@@ -189,7 +194,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			res.release(i + 1)
 			return ctx.Err()
 		}
-		use, err := accept(p, r, o)
+		use, err := accept(p, r, s, hooks.required, o)
 		if err == nil && use {
 			err = fold(p, o.rsp)
 		}
@@ -279,7 +284,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		if use == nil {
 			continue
 		}
-		ok, err := accept(p, r, o)
+		ok, err := accept(p, r, s, nil, o)
 		if err == nil && ok {
 			err = use(p, o.rsp)
 		}
@@ -409,13 +414,14 @@ func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[
 // dispatcher, the same for every event whose answers are used and every
 // kind of plugin: an answer is checked on its own, before it is merged
 // with the others (checkAnswer), and a failure, the plugin's or the
-// check's, is judged (judge). use reports whether the answer is to be
+// check's, is judged (judge). s is what the event is about, need the
+// plugins it requires by name. use reports whether the answer is to be
 // used; a non-nil err fails the event.
-func accept[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], o outcome[Rsp]) (use bool, err error) {
+func accept[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], s subject, need *requiredSet, o outcome[Rsp]) (use bool, err error) {
 	if o.err == nil {
-		o.err = p.checkAnswer(r.event, o.rsp)
+		o.err = p.checkAnswer(r.event, s, o.rsp)
 	}
-	if err := judge(p, r, o.err); err != nil {
+	if err := judge(p, r, need, o.err); err != nil {
 		return false, err
 	}
 	return o.err == nil, nil
@@ -424,13 +430,18 @@ func accept[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], o outcome[Rsp])
 // checkAnswer checks a plugin's answer to e on its own: an answer larger
 // than the runtime accepts ([WithMaxAnswerSize]) is the plugin's failure,
 // and one that updates or evicts a container outside the plugin's scope
-// is refused (checkTargets). What a plugin may answer is checked here.
-func (p *plugin) checkAnswer(e api.Event, rsp proto.Message) error {
+// is refused (checkTargets), and so is one that makes changes the
+// plugin's grant does not allow (checkGrant); s is what the event is
+// about. What a plugin may answer is checked here.
+func (p *plugin) checkAnswer(e api.Event, s subject, rsp proto.Message) error {
 	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
 		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
 			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
 	}
-	return p.checkTargets(e, rsp)
+	if err := p.checkTargets(e, rsp); err != nil {
+		return err
+	}
+	return p.checkGrant(e, s, rsp)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too
@@ -447,14 +458,18 @@ func (p *plugin) fail(perr *PluginError) *PluginError {
 // turn came is missed only if the event requires it; a plugin's failure
 // fails the event if the plugin answered with an error, if the event
 // fails closed, if the plugin is required and the event requires it, or
-// if the plugin's failure policy says so.
-func judge[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], err error) error {
+// if the plugin's failure policy says so. A plugin is required by the
+// administrator's PluginPolicy (for CreateContainer) or by name (need:
+// the policy's and the pod's required plugins).
+func judge[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], need *requiredSet, err error) error {
 	var perr *PluginError
+	required := r.has(requiredAnswer) &&
+		((p.required && r.event == api.Event_CREATE_CONTAINER) || need.has(p))
 	switch {
 	case err == nil, errors.Is(err, errFiltered), errors.Is(err, errOptedOut):
 		return nil
 	case errors.Is(err, errPluginGone):
-		if r.has(requiredAnswer) && p.required {
+		if required {
 			return &RequiredPluginError{Plugin: p.full}
 		}
 		return nil
@@ -462,7 +477,7 @@ func judge[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], err error) error
 		return err // ctx's error, or a request too large to send
 	case perr.Kind == FailureRejected, r.has(failClosed):
 		return perr
-	case r.has(requiredAnswer) && p.required:
+	case required:
 		return &RequiredPluginError{Plugin: p.full, Err: perr}
 	case p.policy.failRequest:
 		return perr

@@ -265,12 +265,25 @@
 //
 // docs/protocol.md section 12 lists the same bounds for plugin authors.
 //
+// # Policy
+//
+// With [WithPolicy] or [WithPolicyFile], an administrator's policy
+// (package policy, docs/policy.md) grants each plugin what it may change:
+// each plugin's own answer is checked against its grant before it is
+// merged with the others' (a refusal is the plugin's [FailureDenied],
+// under its failure policy, with a *policy.DeniedError), the grant's
+// where is ANDed with the plugin's scope, and the plugins it requires,
+// with those a pod's required-plugins annotation lists, gate
+// RunPodSandbox and CreateContainer ([RequiredPluginError]). A policy
+// file is reloaded when it changes ([Adaptation.ReloadPolicy]).
+//
 // # Metrics
 //
 // With [WithMetrics], the Adaptation registers, per plugin and request,
 // the counters [MetricRequests], [MetricErrors], [MetricTimeouts],
 // [MetricFiltered] and [MetricOptedOut], the histogram
-// [MetricRequestSeconds], and the gauge [MetricPlugins]. The series of a
+// [MetricRequestSeconds], the gauge [MetricPlugins], and per plugin and
+// field the changes its grant refused, [MetricDenied]. The series of a
 // plugin that is gone are deleted (unless another plugin of the same name
 // is registered), so plugins coming and going do not grow them.
 package adaptation

@@ -74,6 +74,11 @@ const (
 	// so; the plugin is kept, with a fresh instance for its next call,
 	// if its policy keeps it connected, else it is dropped.
 	FailureCrashed
+	// FailureDenied: the plugin's answer made changes its grant under
+	// the administrator's policy does not allow ([WithPolicy]). None of
+	// the answer's changes are used; the request fails if the plugin's
+	// failure policy says so. Err is a [*policy.DeniedError].
+	FailureDenied
 )
 
 // String returns the failure kind's name.
@@ -91,6 +96,8 @@ func (k FailureKind) String() string {
 		return "synchronizing"
 	case FailureCrashed:
 		return "crashed"
+	case FailureDenied:
+		return "denied"
 	}
 	return fmt.Sprintf("FailureKind(%d)", int(k))
 }

@@ -28,13 +28,23 @@ func same[Req proto.Message](req Req) func(*plugin) Req {
 func ignore[Rsp any](*plugin, Rsp) error { return nil }
 
 // RunPodSandbox relays the start of a pod to the plugins, in order; the
-// first failing plugin fails it.
+// first failing plugin fails it. A plugin the policy or the pod's
+// required-plugins annotation requires (required.go) that is not
+// registered, or fails, fails it with a *RequiredPluginError naming it.
 func (a *Adaptation) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) error {
 	if req.GetPod() == nil {
 		return errNoPod
 	}
-	err := mutate(ctx, a, rpcRunPodSandbox, about(req.Pod, nil), reserveHooks{}, same(req), ignore)
-	return err
+	subj := about(req.Pod, nil)
+	need, err := a.requiredFor(subj)
+	if err != nil {
+		return err
+	}
+	hooks := reserveHooks{required: need}
+	if need != nil {
+		hooks.check = func() error { return a.missingLocked(need) }
+	}
+	return mutate(ctx, a, rpcRunPodSandbox, subj, hooks, same(req), ignore)
 }
 
 // UpdatePodSandbox relays a pod's resource update to the plugins, in

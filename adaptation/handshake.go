@@ -233,8 +233,10 @@ func (s *session) UpdateContainers(ctx context.Context, req *api.UpdateContainer
 
 // updateContainers passes a plugin's unsolicited updates and evictions to
 // the runtime's UpdateFunc. Updates of containers outside the plugin's
-// scope are not applied and come back as failed; an eviction of one
-// refuses the whole request (nothing is applied).
+// scope, and updates its grant does not allow, are not applied and come
+// back as failed; an eviction of a container outside its scope, or one
+// its grant does not allow, refuses the whole request (nothing is
+// applied).
 func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
 	p.updates.Lock()
 	defer p.updates.Unlock()
@@ -245,7 +247,12 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
 	}
+	if derr := p.deniedEviction(req.GetEvict()); derr != nil {
+		return nil, status.Error(codes.PermissionDenied, derr.Error())
+	}
 	updates, refused := p.splitUpdates(req.GetUpdate())
+	updates, denied := p.deniedUpdates("UpdateContainers", updates, nil)
+	refused = append(refused, denied...)
 	if len(updates) == 0 && len(req.GetEvict()) == 0 {
 		return &api.UpdateContainersResponse{Failed: refused}, nil
 	}
@@ -317,7 +324,6 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		return registrationError(p.full, codes.InvalidArgument, err,
 			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))
 	}
-	scope := filter.And(a.cfg.adminScopes[p.full], own)
 	asked := time.Duration(rsp.GetRequestTimeout()) * time.Millisecond
 	timeout := a.effectiveTimeout(asked)
 	if asked > timeout {
@@ -329,6 +335,17 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	p.ep.configured(timeout)
 	// Plugins() reads these of registering plugins under a.mu.
 	a.mu.Lock()
+	// The grant under the policy in force (applyPolicy resolves it
+	// again under a.mu): its where confines the plugin's scope.
+	p.trackedWhere = ""
+	p.resolveGrant(a.pol.Load())
+	var where *filter.Filter
+	if gs := p.grant.Load(); gs != nil {
+		where = gs.where
+		p.trackedWhere = where.String()
+		p.grant.Store(&grantState{grant: gs.grant, where: gs.where})
+	}
+	scope := filter.And(a.cfg.adminScopes[p.full], own, where)
 	p.events = events
 	p.policy = failurePolicy{failRequest: fp.GetFailRequest(), keepConnected: fp.GetKeepConnected()}
 	p.timeout = timeout
@@ -340,6 +357,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	}
 	a.mu.Unlock()
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
-		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope)
+		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope,
+		"grant", p.currentGrant().String())
 	return nil
 }

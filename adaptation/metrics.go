@@ -22,6 +22,7 @@ type metrics struct {
 	timeouts *prometheus.CounterVec
 	filtered *prometheus.CounterVec
 	optedOut *prometheus.CounterVec
+	denied   *prometheus.CounterVec
 	plugins  prometheus.Gauge
 }
 
@@ -39,6 +40,10 @@ const (
 	// MetricOptedOut counts the events a plugin subscribed to but was
 	// not sent because it opted out of their pod or container.
 	MetricOptedOut = "nri_plugin_events_opted_out_total"
+	// MetricDenied counts the changes in plugins' answers that their
+	// grant under the administrator's policy refused (see [WithPolicy]),
+	// by plugin and field (a policy.Capability's stable name).
+	MetricDenied = "nri_plugin_denied_total"
 )
 
 func newMetrics(r prometheus.Registerer, rec MetricsRecorder) (*metrics, error) {
@@ -71,12 +76,15 @@ func newMetrics(r prometheus.Registerer, rec MetricsRecorder) (*metrics, error) 
 		optedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricOptedOut, Help: "Events not sent to NRI plugins because the plugin opted out of their object.",
 		}, labels),
+		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricDenied, Help: "Changes in NRI plugins' answers refused by the plugin's grant, by field.",
+		}, []string{"plugin", "field"}),
 		plugins: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: MetricPlugins, Help: "NRI plugins receiving events (synchronizing or active).",
 		}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.plugins} {
+	for _, c := range []prometheus.Collector{m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.denied, m.plugins} {
 		if err := r.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -115,13 +123,21 @@ func (m *metrics) failed(plugin, request string) {
 }
 
 // deletePlugin deletes every series of plugin.
+// deny counts a change of plugin's refused by its grant.
+func (m *metrics) deny(plugin, field string) {
+	if !m.prom() {
+		return
+	}
+	m.denied.WithLabelValues(plugin, field).Inc()
+}
+
 func (m *metrics) deletePlugin(plugin string) {
 	if !m.prom() {
 		return
 	}
 	l := prometheus.Labels{"plugin": plugin}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut,
+		m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.denied,
 	} {
 		v.DeletePartialMatch(l)
 	}

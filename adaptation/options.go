@@ -11,6 +11,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 )
@@ -158,6 +159,12 @@ type config struct {
 	afterBind func(path string)
 	// adminScopes are the compiled PluginPolicy scopes, by full name.
 	adminScopes map[string]*filter.Filter
+	// The administrator's policy (policy.go): policy given with
+	// WithPolicy, or the file of WithPolicyFile, looked at every
+	// policyReload.
+	policy       *policy.Policy
+	policyFile   string
+	policyReload time.Duration
 }
 
 func defaultConfig() config {
@@ -185,6 +192,7 @@ func defaultConfig() config {
 		supported:           api.AllEvents,
 		overrides:           map[string]PluginPolicy{},
 		adminScopes:         map[string]*filter.Filter{},
+		policyReload:        DefaultPolicyReloadInterval,
 		pluginArgs:          map[string][]string{},
 	}
 }

@@ -82,6 +82,11 @@ type plugin struct {
 	track *tracker
 	// scope renders the effective scope, for logs and PluginInfo.
 	scope string
+	// grant is the plugin's grant under the policy in force (grant.go);
+	// nil: no policy. trackedWhere renders the where track was made
+	// with (set with track, under a.mu).
+	grant        atomic.Pointer[grantState]
+	trackedWhere string
 	// filtered and optedOut count the events not delivered because of
 	// the scope and of opt-outs; counters are their metrics.
 	filtered, optedOut atomic.Uint64

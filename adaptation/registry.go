@@ -47,6 +47,9 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 		if !p.subscribed(e) {
 			continue
 		}
+		if v == deliver && !p.inWhere(eventKind(isContainerEvent(e)), s) {
+			v = outOfScope // the plugin's where changed since it registered
+		}
 		if v != deliver {
 			p.skipped(e, v)
 			if hooks.skipped != nil {

@@ -57,9 +57,10 @@ const (
 	// the dedicated RPC (as upstream's runtime does for the events whose
 	// answer carries nothing).
 	viaStateChange rpcFlags = 1 << iota
-	// requiredAnswer is set for the events a plugin the administrator
-	// marked required must answer: its failure, or its absence when its
-	// turn comes, fails the event whatever its failure policy (judge).
+	// requiredAnswer is set for the events a required plugin must
+	// answer (RunPodSandbox and CreateContainer, see required.go): its
+	// failure, or its absence when its turn comes, fails the event
+	// whatever its failure policy (judge).
 	requiredAnswer
 	// failClosed is set for the events any failure of a plugin fails,
 	// whatever its failure policy: validation.
@@ -99,7 +100,7 @@ func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req pr
 type svc = api.PluginService
 
 var (
-	rpcRunPodSandbox        = newRPC(api.Event_RUN_POD_SANDBOX, svc.RunPodSandbox, viaStateChange)
+	rpcRunPodSandbox        = newRPC(api.Event_RUN_POD_SANDBOX, svc.RunPodSandbox, viaStateChange|requiredAnswer)
 	rpcUpdatePodSandbox     = newRPC(api.Event_UPDATE_POD_SANDBOX, svc.UpdatePodSandbox, 0)
 	rpcPostUpdatePodSandbox = newRPC(api.Event_POST_UPDATE_POD_SANDBOX, svc.PostUpdatePodSandbox, viaStateChange)
 	rpcStopPodSandbox       = newRPC(api.Event_STOP_POD_SANDBOX, svc.StopPodSandbox, viaStateChange)

@@ -106,6 +106,9 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		a.log.Warn("ignoring updates requested in Synchronize of containers outside the plugin's scope",
 			"plugin", p.full, "refused", len(refused))
 	}
+	if len(ups) > 0 && p.currentGrant() != nil {
+		ups, _ = p.deniedUpdates("Synchronize", ups, snapshotLookup(pods, ctrs))
+	}
 	if len(ups) == 0 {
 		return nil
 	}

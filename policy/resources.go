@@ -128,7 +128,11 @@ func deviceRuleValue(d *api.LinuxDeviceCgroup) string {
 // running container of pod, the one u.container_id names) that the
 // grant does not allow: resources of a class it does not grant or over
 // its caps, and any update of a container outside its Where (reported
-// on the first class the update sets). The nil grant allows everything.
+// on the first class the update sets). A runtime that does not have ctr
+// at hand (an update of another container than the event's) passes nil
+// ctr and pod: Where is then not checked, the runtime checks it through
+// its own records of the plugin's scope. The nil grant allows
+// everything.
 func (g *Grant) CheckUpdate(pod *api.PodSandbox, ctr *api.Container, u *api.ContainerUpdate) []Violation {
 	if g == nil || u == nil {
 		return nil
@@ -138,7 +142,7 @@ func (g *Grant) CheckUpdate(pod *api.PodSandbox, ctr *api.Container, u *api.Cont
 		return nil
 	}
 	vs := g.checkResources(nil, res, true)
-	if !g.filter.MatchContainer(pod, ctr) {
+	if ctr != nil && !g.filter.MatchContainer(pod, ctr) {
 		vs = append(vs, Violation{Field: firstUpdateClass(res), Value: quote(ctr.GetName()),
 			Reason: "container outside the grant's where", Rule: g.label + " where " + g.filter.String()})
 	}
@@ -168,15 +172,21 @@ func firstUpdateClass(res *api.LinuxResources) Capability {
 
 // CheckEviction returns why the grant does not allow the plugin to
 // evict ctr, a container of pod: it does not grant evict, or ctr is
-// outside its Where. The nil grant allows everything.
+// outside its Where. With ctr nil (see CheckUpdate) Where is not
+// checked and the container is named by its ID. The nil grant allows
+// everything.
 func (g *Grant) CheckEviction(pod *api.PodSandbox, ctr *api.Container, e *api.ContainerEviction) []Violation {
 	if g == nil || e == nil {
 		return nil
 	}
 	var vs []Violation
+	name := ctr.GetName()
+	if ctr == nil {
+		name = e.GetContainerId()
+	}
 	if !g.caps.Has(Evict) {
-		vs = g.deny(vs, Evict, quote(ctr.GetName()), notGranted)
-	} else if !g.filter.MatchContainer(pod, ctr) {
+		vs = g.deny(vs, Evict, quote(name), notGranted)
+	} else if ctr != nil && !g.filter.MatchContainer(pod, ctr) {
 		vs = append(vs, Violation{Field: Evict, Value: quote(ctr.GetName()),
 			Reason: "container outside the grant's where", Rule: g.label + " where " + g.filter.String()})
 	}

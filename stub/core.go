@@ -21,7 +21,7 @@ type core struct {
 	// name is the plugin's IDX-NAME, for messages; set before the first
 	// request.
 	name string
-	// metrics are recorded by a Stub with WithMetricsAddr (nil: none).
+	// metrics pass what a Stub does to its observer (WithObserver; nil: none).
 	metrics *stubMetrics
 
 	// syncGCPercent is the GC percentage sessions apply while

@@ -31,10 +31,10 @@ type config struct {
 	scope        *api.PluginScope
 	cel          filter.CELCompiler // see WithCEL
 	onClose      func(error)
-	maxProcs     int    // see WithMaxProcs
-	syncGC       int    // see WithSyncGCPercent
-	metricsAddr  string // see WithMetricsAddr
-	config       string // see WithDefaultConfig
+	maxProcs     int      // see WithMaxProcs
+	syncGC       int      // see WithSyncGCPercent
+	observer     Observer // see WithObserver
+	config       string   // see WithDefaultConfig
 
 	reconnectInitial, reconnectMax time.Duration
 }

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/httpserve"
 )
 
 // Stub connects a plugin to a runtime and dispatches the runtime's
@@ -22,11 +21,12 @@ type Stub struct {
 	c  *core
 	id identity
 
-	mu       sync.Mutex
-	life     *lifetime
-	sess     *session          // current connection, nil while disconnected
-	health   *httpserve.Server // see WithMetricsAddr; nil while not serving
-	connUsed bool              // the given or inherited connection was used
+	mu   sync.Mutex
+	life *lifetime
+	sess *session // current connection, nil while disconnected
+	// observing says the observer (WithObserver) is started.
+	observing bool
+	connUsed  bool // the given or inherited connection was used
 }
 
 // lifetime is one run of a stub, from Start until it stops.
@@ -74,8 +74,8 @@ func New(plugin any, opts ...Option) (*Stub, error) {
 		return nil, errors.New("stub: WithReconnect cannot be combined with WithConnection")
 	}
 	c.name = api.FullPluginName(id.idx, id.name)
-	if c.cfg.metricsAddr != "" {
-		c.metrics = newStubMetrics()
+	if c.cfg.observer != nil {
+		c.metrics = &stubMetrics{obs: c.cfg.observer}
 	}
 	c.log.Info("created plugin stub", "handles", c.implemented().String(), "connection", id.source.String())
 	return &Stub{c: c, id: id}, nil
@@ -131,16 +131,16 @@ func (st *Stub) Start(ctx context.Context) error {
 	st.applyProcessSettings()
 	// Connecting before the health endpoints answer: /livez must not see
 	// the state of a stub not started yet.
-	st.c.metrics.setState(stateConnecting)
+	st.c.metrics.setState(StateConnecting)
 	if err := st.startHealth(); err != nil {
-		st.c.metrics.setState(stateStopped)
+		st.c.metrics.setState(StateStopped)
 		life.finish(err)
 		return err
 	}
 
 	sess, err := st.connectAndRegister(ctx, life.stopC)
 	if err != nil {
-		st.c.metrics.setState(stateStopped)
+		st.c.metrics.setState(StateStopped)
 		st.stopHealth()
 		if errors.Is(err, ErrClosed) {
 			life.finish(nil)
@@ -189,7 +189,7 @@ func (st *Stub) supervise(life *lifetime, sess *session) {
 	for {
 		reason := st.serve(life, sess)
 		st.setSession(sess, nil)
-		st.c.metrics.setState(stateConnecting)
+		st.c.metrics.setState(StateConnecting)
 		st.c.log.Info("connection to runtime ended", "reason", reason)
 		if hook := st.c.cfg.onClose; hook != nil {
 			life.inHook.Store(true)
@@ -197,17 +197,17 @@ func (st *Stub) supervise(life *lifetime, sess *session) {
 			life.inHook.Store(false)
 		}
 		if errors.Is(reason, ErrClosed) {
-			st.c.metrics.setState(stateStopped)
+			st.c.metrics.setState(StateStopped)
 			life.finish(nil)
 			return
 		}
 		if st.c.cfg.reconnectInitial == 0 || st.id.source != dialSocket {
-			st.c.metrics.setState(stateStopped)
+			st.c.metrics.setState(StateStopped)
 			life.finish(reason)
 			return
 		}
 		if sess = st.reconnect(life); sess == nil {
-			st.c.metrics.setState(stateStopped)
+			st.c.metrics.setState(StateStopped)
 			life.finish(nil)
 			return
 		}
@@ -268,7 +268,7 @@ func (st *Stub) reconnect(life *lifetime) *session {
 // Stop stops the stub: it closes the connection and ends [Stub.Run] and
 // [Stub.Wait]. It waits until the stub has stopped, except when called
 // from the [WithOnClose] hook. It also stops serving the endpoints of
-// [WithMetricsAddr], which outlive a lifetime that ended by itself until
+// [WithObserver], which outlive a lifetime that ended by itself until
 // then. Stopping a stub that is not running does nothing else.
 func (st *Stub) Stop() {
 	st.mu.Lock()
@@ -301,8 +301,8 @@ func (st *Stub) Wait() error {
 }
 
 // Run starts the stub and serves until the stub stops (see [Stub.Wait]) or
-// ctx is done, when it stops the stub and returns ctx.Err(). The endpoints
-// of [WithMetricsAddr] are served until Run returns.
+// ctx is done, when it stops the stub and returns ctx.Err(). The observer
+// of [WithObserver] runs until Run returns.
 func (st *Stub) Run(ctx context.Context) error {
 	if err := st.Start(ctx); err != nil {
 		return err

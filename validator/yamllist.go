@@ -38,3 +38,9 @@ func parseList(value string) ([]string, error) {
 	}
 	return items, nil
 }
+
+// ParsePluginList parses the value of a [RequiredPluginsAnnotation] as
+// the default validator does: a YAML (or JSON) list of plugin names. A
+// runtime that gates pods on required plugins reads the annotation with
+// it, so that both agree on what a pod asks for.
+func ParsePluginList(value string) ([]string, error) { return parseList(value) }

@@ -16,7 +16,10 @@ import (
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
 	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
+	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy"
 )
 
 // runtimeFlags are the flags of the commands that run the simulated
@@ -29,6 +32,7 @@ type runtimeFlags struct {
 	reqTimeout      time.Duration
 	wasmCacheDir    string
 	wasmMemoryLimit string
+	policy          string
 }
 
 func (f *runtimeFlags) register(c *cobra.Command) {
@@ -39,6 +43,7 @@ func (f *runtimeFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.calls, "calls", false, "list every plugin request with its latency in the text output")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 2*time.Second, "time a plugin has to answer one event")
 	fl.StringVar(&f.wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `keep the compiled code of WASM plugins in this directory (created 0700 when a WASM plugin runs; it must be yours and not writable by others, else it is not used), so that later runs load them in a fraction of a second; "" compiles them at every run`)
+	fl.StringVar(&f.policy, "policy", "", "enforce this policy file of plugin grants (docs/policy.md), as a runtime with adaptation.WithPolicyFile does")
 	fl.StringVar(&f.wasmMemoryLimit, "wasm-memory-limit", "", "linear memory limit of each WASM plugin instance, such as 64Mi (64Ki to 4Gi; default: the runtime library's, 128Mi)")
 }
 
@@ -156,6 +161,15 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	}
 	if limit > 0 {
 		opts = append(opts, simulator.WithWASMMemoryLimit(limit))
+	}
+	if f.policy != "" {
+		// The file a user names: the owner and mode rules of a runtime's
+		// policy file do not apply (as for nri check policy).
+		p, err := policy.LoadUntrusted(f.policy, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
+		if err != nil {
+			return nil, withCode(exitScenario, fmt.Errorf("--policy: %w", err))
+		}
+		opts = append(opts, simulator.WithPolicy(p))
 	}
 	return append(opts, extra...), nil
 }

@@ -442,7 +442,20 @@ func checksPlugin(t *testing.T, e *docEnv, argv []string) {
 var docLineCases = map[string]docCase{
 	"nri run":    succeeds("every outcome as expected"),
 	"nri --help": succeeds("Exit codes:"),
-	"nri run cmd/nri/examples/default.yaml --output json":     inDir(".", `"ok": true`),
+	"nri run cmd/nri/examples/default.yaml --output json": inDir(".", `"ok": true`),
+	"nri run --policy cmd/nri/examples/policies/env-only.yaml": func(t *testing.T, e *docEnv, argv []string) {
+		p := e.start(t, repoRoot, argv)
+		p.expect(t, "nri run --policy", 0)
+		// The timeline shows the answers; the final specs what was applied.
+		out := p.stdout.String()
+		_, specs, _ := strings.Cut(out, "CONTAINERS")
+		if !strings.Contains(out, "every outcome as expected") || strings.Contains(specs, "linux.devices[") {
+			t.Errorf("stdout: want the run to pass without the devices the policy refuses:\n%s", out)
+		}
+		if !strings.Contains(p.stderr.String(), "plugin 20-device-injector: changes to container train") {
+			t.Errorf("stderr lacks the device-injector's refusal:\n%s", p.stderr.String())
+		}
+	},
 	"nri run my.yaml --plugin ./50-myplugin --log-level info": succeeds("50-myplugin"),
 	"nri run my-scenario.yaml --plugin ./bin/50-myplugin --output json": func(t *testing.T, e *docEnv, argv []string) {
 		p := e.start(t, e.dir, argv)

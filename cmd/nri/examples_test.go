@@ -35,7 +35,7 @@ func TestScenariosParse(t *testing.T) {
 
 // TestDefaultScenarioShape checks what the default scenario promises to
 // show: a GPU pod and a CPU pod in different namespaces, scoped plugins,
-// an expected rejection, an update and removals.
+// a policy of plugin grants, an update and removals.
 func TestDefaultScenarioShape(t *testing.T) {
 	sc, err := scenario.Parse(defaultScenario())
 	if err != nil {
@@ -65,8 +65,8 @@ func TestDefaultScenarioShape(t *testing.T) {
 			t.Errorf("no %s step", a)
 		}
 	}
-	if rejections != 1 || len(sc.Policy) == 0 {
-		t.Errorf("%d expected rejections, %d policy rules", rejections, len(sc.Policy))
+	if rejections != 0 || sc.CompiledPolicy == nil || len(sc.CompiledPolicy.Grants()) < 4 {
+		t.Errorf("%d expected rejections, policy %v: want none and a policy of plugin grants", rejections, sc.CompiledPolicy)
 	}
 }
 

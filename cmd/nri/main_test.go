@@ -183,12 +183,15 @@ func TestRunDefault(t *testing.T) {
 	for _, want := range []string{
 		"RunPodSandbox", "CreateContainer", "PostCreateContainer", "StartContainer", "UpdateContainer",
 		"StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox", "ValidateContainerAdjustment",
-		`validator "90-policy" rejected the adjustment of container "debug"`, `plugin "30-hook-injector"`,
-		"failed, as expected", "CONTAINERS", "+ process.env[NVIDIA_VISIBLE_DEVICES]: 0", "OK 16 steps",
+		"filtered 30-hook-injector", "CONTAINERS", "+ process.env[NVIDIA_VISIBLE_DEVICES]: 0", "OK 18 steps",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	// The scenario's policy refuses the ulimit-adjuster's answer for train.
+	if want := `plugin 40-ulimit-adjuster: changes to container train`; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks the policy's refusal %q", want)
 	}
 	if strings.Contains(r.stdout, "\x1b[") {
 		t.Error("colour in output that is not a terminal")
@@ -200,7 +203,8 @@ func TestRunDefault(t *testing.T) {
 
 // TestRunJSON checks the JSON report of the default scenario: every
 // documented key, the plugins ran as processes, the GPU variables are set
-// only in the GPU pod, the validator's rejection is reported.
+// only in the GPU pod, the policy's where keeps the hook-injector from
+// the debug container.
 func TestRunJSON(t *testing.T) {
 	r := nri(t, "run", "--output", "json")
 	if r.code != 0 {
@@ -235,10 +239,10 @@ func TestRunJSON(t *testing.T) {
 	if hasEnv(env["web/nginx"], "NVIDIA_VISIBLE_DEVICES") || hasEnv(env["web/nginx"], "NVIDIA_DRIVER_CAPABILITIES") {
 		t.Errorf("CPU container got GPU variables: %v", env["web/nginx"])
 	}
-	rejected, scoped := false, false
+	confined, scoped := false, false
 	for _, e := range rep.Events {
-		if e.Event == "CreateContainer" && e.Container == "debug" && strings.Contains(e.Error, `validator "90-policy" rejected`) {
-			rejected = true
+		if e.Event == "CreateContainer" && e.Container == "debug" && slices.Contains(e.Filtered, "30-hook-injector") {
+			confined = true // the hook-injector's grant confines it to train
 		}
 		if e.Event == "CreateContainer" && e.Container == "nginx" {
 			// The scoped plugins leave the CPU pod alone: the runtime
@@ -262,8 +266,8 @@ func TestRunJSON(t *testing.T) {
 			}
 		}
 	}
-	if !rejected || !scoped {
-		t.Errorf("rejection reported %v, nginx created %v", rejected, scoped)
+	if !confined || !scoped {
+		t.Errorf("hook-injector confined to train %v, nginx created %v", confined, scoped)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmabi"
@@ -49,8 +50,9 @@ func (p *Plugin) CallMessage(ctx context.Context, fn string, req, rsp proto.Mess
 }
 
 // answerSchemas are wirelimit's bounds on the answers of the request
-// functions, by function.
-var answerSchemas = func() map[string]*wirelimit.Schema {
+// functions, by function; made on first use, as wirelimit compiles its
+// schemas on first use (a runtime without WASM plugins never needs them).
+var answerSchemas = sync.OnceValue(func() map[string]*wirelimit.Schema {
 	m := map[string]*wirelimit.Schema{}
 	methods := []string{"Configure", "Synchronize", "Shutdown", "StateChange"}
 	for _, e := range api.Events() {
@@ -62,7 +64,7 @@ var answerSchemas = func() map[string]*wirelimit.Schema {
 		}
 	}
 	return m
-}()
+})
 
 // DecodeAnswer decodes out, the guest's answer to the Plugin service
 // method named method, into rsp, after checking it against what the host
@@ -76,7 +78,7 @@ func (p *Plugin) DecodeAnswer(method string, out []byte, rsp proto.Message) erro
 
 // decodeAnswer is DecodeAnswer for the answer of the request function fn.
 func (p *Plugin) decodeAnswer(fn string, out []byte, rsp proto.Message) error {
-	if s := answerSchemas[fn]; s != nil {
+	if s := answerSchemas()[fn]; s != nil {
 		var lerr *wirelimit.LimitError
 		switch err := s.Check(out); {
 		case errors.As(err, &lerr):

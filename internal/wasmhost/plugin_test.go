@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestConfigureAndCreateContainer(t *testing.T) {
 	if got := api.EventMask(rsp.GetEvents()); got != want {
 		t.Errorf("subscription = %s, want %s", got, want)
 	}
-	ccr, err := createContainer(t, p, 5*time.Second, "adjust")
+	ccr, err := createContainer(t, p, testscale.D(5*time.Second), "adjust")
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
@@ -46,7 +47,7 @@ func TestGuestError(t *testing.T) {
 		{"fail", "refused on purpose"},
 		{"handler-panic", "CreateContainer handler panicked: handler panicked on purpose"},
 	} {
-		_, err := createContainer(t, p, 5*time.Second, tc.name)
+		_, err := createContainer(t, p, testscale.D(5*time.Second), tc.name)
 		var ce *CallError
 		if !errors.As(err, &ce) || ce.Kind != KindGuest || ce.Discarded {
 			t.Fatalf("%s: error %v, want a guest error keeping the instance", tc.name, err)
@@ -58,7 +59,7 @@ func TestGuestError(t *testing.T) {
 	if g := p.Generation(); g != 1 {
 		t.Errorf("Generation = %d after guest errors, want 1 (instance kept)", g)
 	}
-	if _, err := createContainer(t, p, 5*time.Second, "adjust"); err != nil {
+	if _, err := createContainer(t, p, testscale.D(5*time.Second), "adjust"); err != nil {
 		t.Errorf("CreateContainer after guest errors: %v", err)
 	}
 }
@@ -92,7 +93,7 @@ func TestEndlessLoopIsStopped(t *testing.T) {
 	if took > 2*timeout {
 		t.Errorf("endless loop stopped after %v, want at most %v", took, 2*timeout)
 	}
-	rsp, err := createContainer(t, p, 5*time.Second, "adjust")
+	rsp, err := createContainer(t, p, testscale.D(5*time.Second), "adjust")
 	if err != nil {
 		t.Fatalf("CreateContainer after the timeout: %v", err)
 	}
@@ -129,14 +130,14 @@ func TestRepeatedPanicsAreContained(t *testing.T) {
 	const calls = 60
 	start := time.Now()
 	for i := range calls {
-		_, err := createContainer(t, p, 5*time.Second, "panic")
+		_, err := createContainer(t, p, testscale.D(5*time.Second), "panic")
 		var ce *CallError
 		// A Go guest's unrecovered panic ends in runtime.abort: an
 		// "unreachable" trap, not an exit, so the module stays open.
 		if !errors.As(err, &ce) || ce.Kind != KindTrap || !ce.Discarded || !strings.Contains(err.Error(), "unreachable") {
 			t.Fatalf("call %d: error %v, want an unreachable trap discarding the instance", i, err)
 		}
-		rsp, err := createContainer(t, healthy, 5*time.Second, "adjust")
+		rsp, err := createContainer(t, healthy, testscale.D(5*time.Second), "adjust")
 		if err != nil {
 			t.Fatalf("healthy plugin, call %d: %v", i, err)
 		}
@@ -154,7 +155,7 @@ func TestRepeatedPanicsAreContained(t *testing.T) {
 	if !logs.contains("panic: guest goroutine panicked on purpose") || !logs.contains("plugin=10-panicky") {
 		t.Errorf("the guest's panic message is not in the plugin's log:\n%.2000s", logs.String())
 	}
-	if _, err := createContainer(t, p, 5*time.Second, "adjust"); err != nil {
+	if _, err := createContainer(t, p, testscale.D(5*time.Second), "adjust"); err != nil {
 		t.Errorf("CreateContainer after %d panics: %v", calls, err)
 	}
 }
@@ -162,7 +163,7 @@ func TestRepeatedPanicsAreContained(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	p, logs := load(t, Options{MemoryLimitPages: 512})
 	configure(t, p, "")
-	_, err := createContainer(t, p, 20*time.Second, "alloc")
+	_, err := createContainer(t, p, testscale.D(20*time.Second), "alloc")
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Kind != KindTrap || !ce.Discarded {
 		t.Fatalf("unbounded allocation: error %v, want a trap discarding the instance", err)
@@ -174,7 +175,7 @@ func TestMemoryLimit(t *testing.T) {
 	if !logs.contains("out of memory") {
 		t.Errorf("the guest's out-of-memory message is not in the log:\n%.2000s", logs.String())
 	}
-	if _, err := createContainer(t, p, 5*time.Second, "adjust"); err != nil {
+	if _, err := createContainer(t, p, testscale.D(5*time.Second), "adjust"); err != nil {
 		t.Errorf("CreateContainer after running out of memory: %v", err)
 	}
 }
@@ -182,7 +183,7 @@ func TestMemoryLimit(t *testing.T) {
 func TestOutputIsLogged(t *testing.T) {
 	p, logs := load(t, Options{Name: "30-printer"})
 	configure(t, p, "")
-	if _, err := createContainer(t, p, 5*time.Second, "print"); err != nil {
+	if _, err := createContainer(t, p, testscale.D(5*time.Second), "print"); err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
 	for _, want := range []string{
@@ -330,7 +331,7 @@ func TestConcurrentCallsAreSerialised(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 10 {
-				if _, err := createContainer(t, p, 10*time.Second, "adjust"); err != nil {
+				if _, err := createContainer(t, p, testscale.D(10*time.Second), "adjust"); err != nil {
 					errs <- err
 					return
 				}
@@ -364,7 +365,7 @@ func TestSharedCache(t *testing.T) {
 	configure(t, a, "a")
 	configure(t, b, "b")
 	// env.log reaches the log of the calling plugin in the shared runtime.
-	if _, err := createContainer(t, b, 5*time.Second, "print"); err != nil {
+	if _, err := createContainer(t, b, testscale.D(5*time.Second), "print"); err != nil {
 		t.Fatal(err)
 	}
 	if !bLogs.contains("hello through env.log") || aLogs.contains("hello through env.log") {
@@ -373,7 +374,7 @@ func TestSharedCache(t *testing.T) {
 	if err := a.Close(ctx); err != nil {
 		t.Fatalf("closing a: %v", err)
 	}
-	rsp, err := createContainer(t, b, 5*time.Second, "adjust")
+	rsp, err := createContainer(t, b, testscale.D(5*time.Second), "adjust")
 	if err != nil {
 		t.Fatalf("CreateContainer on b after a closed: %v", err)
 	}

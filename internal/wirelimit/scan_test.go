@@ -133,7 +133,7 @@ func TestSchemas(t *testing.T) {
 		t.Error("a schema for an unknown method")
 	}
 	// Every answer that carries updates or evictions has them capped.
-	for method, s := range answers {
+	for method, s := range answers() {
 		fields := typeOfName(t, s.Name()).Descriptor().Fields()
 		for i := range fields.Len() {
 			fd := fields.Get(i)

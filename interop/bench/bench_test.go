@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"net"
 	"os"
@@ -20,36 +21,44 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// BenchmarkNRI runs every scenario, upstream first and then nrikit, and
-// prints the table of docs/benchmarks.md at the end. Sub-benchmarks can be
-// selected with -bench (the floors are needed for the ratios to them).
+// BenchmarkNRI runs every scenario in rounds (see benchRounds), each
+// round upstream and then nrikit, and prints the table of
+// docs/benchmarks.md at the end: per figure the median of the rounds and
+// their range, per ratio the median of the per-round ratios.
+// Sub-benchmarks can be selected with -bench (the floors are needed for
+// the ratios to them); a sub-benchmark's name repeats in every round (the
+// testing package suffixes #01, #02, ...).
 func BenchmarkNRI(b *testing.B) {
 	t := newTable()
 	impls := []impl{upstreamImpl(), nrikitImpl()}
+	rounds := benchRounds()
 
 	// (A benchmark run once only to look for sub-benchmarks has b.N == 1.)
-	b.Run("floor=ttrpc", func(b *testing.B) {
-		if s, rtCPU, plCPU := benchFloor(b, false); b.N > 1 {
-			t.floor = ns(s.p50)
-			t.floorCPU = [2]float64{ns(rtCPU), ns(plCPU)}
-		}
-	})
-	b.Run("floor=ttrpc+mux", func(b *testing.B) {
-		if s, _, _ := benchFloor(b, true); b.N > 1 {
-			t.floorMux = ns(s.p50)
-		}
+	eachRound(t, rounds, func() {
+		b.Run(t.inRound("floor=ttrpc"), func(b *testing.B) {
+			if s, rtCPU, plCPU := benchFloor(b, false); b.N > 1 {
+				t.setFloor(&t.floor, ns(s.p50))
+				t.setFloor(&t.floorCPU[0], ns(rtCPU))
+				t.setFloor(&t.floorCPU[1], ns(plCPU))
+			}
+		})
+		b.Run(t.inRound("floor=ttrpc+mux"), func(b *testing.B) {
+			if s, _, _ := benchFloor(b, true); b.N > 1 {
+				t.setFloor(&t.floorMux, ns(s.p50))
+			}
+		})
 	})
 
 	for _, n := range []int{1, 4, 16} {
 		scen := fmt.Sprintf("CreateContainer, %d plugin(s)", n)
-		for _, im := range impls {
+		for _, im := range interleave(t, rounds, impls) {
 			if !selected(b, fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name),
 				fmt.Sprintf("CreateContainer8/plugins=%d/%s", n, im.name),
 				fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name)) {
 				continue
 			}
 			r, dir := startRuntime(b, im, envPlugins(n))
-			b.Run(fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+			b.Run(t.inRound(fmt.Sprintf("CreateContainer/plugins=%d/%s", n, im.name)), func(b *testing.B) {
 				m := startCPU(dir, envPlugins(n))
 				s := benchCreate(b, r, n, 1)
 				recordCPU(b, t, im.name, scen, m)
@@ -57,14 +66,14 @@ func BenchmarkNRI(b *testing.B) {
 				t.record(b, im.name, scen, "p99", micros, ns(s.p99))
 				t.record(b, im.name, scen, "allocs/call", count, s.allocs)
 			})
-			b.Run(fmt.Sprintf("CreateContainer8/plugins=%d/%s", n, im.name), func(b *testing.B) {
+			b.Run(t.inRound(fmt.Sprintf("CreateContainer8/plugins=%d/%s", n, im.name)), func(b *testing.B) {
 				s := benchCreate(b, r, n, 8)
 				b.ReportMetric(s.perSec, "calls/s")
 				t.record(b, im.name, scen, "throughput, 8 callers", perSec, s.perSec)
 				t.record(b, im.name, scen, "p50, 8 callers", micros, ns(s.p50))
 			})
 			if n == 16 {
-				b.Run(fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name), func(b *testing.B) {
+				b.Run(t.inRound(fmt.Sprintf("PostStartContainer/plugins=%d/%s", n, im.name)), func(b *testing.B) {
 					m := startCPU(dir, envPlugins(n))
 					s := measure(b, func(ctx context.Context, _ int) error { return r.PostStart(ctx) })
 					recordCPU(b, t, im.name, "PostStartContainer, 16 plugins", m)
@@ -78,21 +87,23 @@ func BenchmarkNRI(b *testing.B) {
 				} else if m, err := workload.ReadMemory(pid); err != nil {
 					b.Error(err)
 				} else {
-					t.row("plugin process (1 plugin, after the CreateContainer runs)", "VmRSS", kib)
-					setMem(t, im.name, "plugin process (1 plugin, after the CreateContainer runs)", m)
+					const scen = "plugin process (1 plugin, after the CreateContainer runs)"
+					setMem(t, im.name, scen, m)
+					t.set(im.name, scen, "RssAnon (heap, stacks)", kib, float64(m.AnonKiB))
+					t.set(im.name, scen, "RssFile (executable's pages touched)", kib, float64(m.FileKiB))
 				}
 			}
 			stopRuntime(b, r)
 		}
 	}
 
-	for _, im := range impls {
+	for _, im := range interleave(t, rounds, impls) {
 		name := "CreateContainerScoped/plugins=16/" + im.name
 		if !selected(b, name) {
 			continue
 		}
 		r, _ := startRuntime(b, im, scopedPlugins(16))
-		b.Run(name, func(b *testing.B) {
+		b.Run(t.inRound(name), func(b *testing.B) {
 			var envs int
 			s := measure(b, func(ctx context.Context, i int) error {
 				var err error
@@ -120,8 +131,8 @@ func BenchmarkNRI(b *testing.B) {
 			continue
 		}
 		l := newListing(n)
-		for _, im := range impls {
-			b.Run(fmt.Sprintf("Synchronize/containers=%d/%s", n, im.name), func(b *testing.B) {
+		for _, im := range interleave(t, rounds, impls) {
+			b.Run(t.inRound(fmt.Sprintf("Synchronize/containers=%d/%s", n, im.name)), func(b *testing.B) {
 				d, err := benchSync(b, im, l)
 				v := ns(d)
 				if err != nil {
@@ -134,12 +145,12 @@ func BenchmarkNRI(b *testing.B) {
 		}
 	}
 
-	for _, im := range impls {
+	for _, im := range interleave(t, rounds, impls) {
 		name := "Memory/runtime/plugins=16/" + im.name
 		if !selected(b, name) {
 			continue
 		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(t.inRound(name), func(b *testing.B) {
 			m, err := runtimeMemory(b, im)
 			if err != nil {
 				b.Fatal(err)
@@ -154,8 +165,35 @@ func BenchmarkNRI(b *testing.B) {
 
 	// Last: upstream's runtime never closes its WASM modules (its Stop
 	// skips WASM plugins), so they stay in this process.
-	benchWASM(b, t, impls)
+	benchWASM(b, t, impls, rounds)
 	t.print(os.Stdout)
+}
+
+// eachRound runs f rounds times, with t.round set to the round.
+func eachRound(t *table, rounds int, f func()) {
+	for i := range rounds {
+		t.round = i
+		f()
+	}
+	t.round = 0
+}
+
+// interleave returns the implementations in the order a scenario runs
+// them: rounds times impls (upstream, nrikit, upstream, nrikit, ...: ABAB),
+// and sets t.round, as the returned sequence is iterated, to the round of
+// each element.
+func interleave(t *table, rounds int, impls []impl) iter.Seq2[int, impl] {
+	return func(yield func(int, impl) bool) {
+		defer func() { t.round = 0 }()
+		for i := range rounds {
+			for _, im := range impls {
+				t.round = i
+				if !yield(i, im) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // selected reports whether -bench selects any of the named
@@ -182,12 +220,7 @@ func setMem(t *table, im, scen string, m workload.Memory) {
 		metric string
 		v      int64
 	}{{"VmRSS", m.RSSKiB}, {"VmHWM", m.HWMKiB}} {
-		r := t.row(scen, f.metric, kib)
-		if im == "upstream" {
-			r.up = float64(f.v)
-		} else {
-			r.ours = float64(f.v)
-		}
+		t.set(im, scen, f.metric, kib, float64(f.v))
 	}
 }
 

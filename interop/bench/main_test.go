@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -24,6 +25,24 @@ type binaries struct {
 }
 
 var bins binaries
+
+// defaultRounds is how many rounds BenchmarkNRI runs without
+// BENCH_ROUNDS.
+const defaultRounds = 3
+
+// benchRounds returns how many rounds BenchmarkNRI runs each scenario:
+// the environment variable BENCH_ROUNDS (an environment variable, not a
+// flag, so that `make bench-compare` can set it for older commits too,
+// whose test binaries would refuse an unknown flag), 3 by default.
+func benchRounds() int {
+	if v := os.Getenv("BENCH_ROUNDS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return min(n, 100)
+		}
+		fmt.Fprintf(os.Stderr, "BENCH_ROUNDS=%q is not a number of rounds in [1, 100]; running %d\n", v, defaultRounds)
+	}
+	return defaultRounds
+}
 
 // TestMain builds the plugin and runtime binaries once, only when
 // benchmarks run (plain `go test` stays cheap).

@@ -31,10 +31,6 @@ import (
 // wasmSection is the heading of the section of the table.
 const wasmSection = "WASM plugins (in-process; same module on both runtimes unless the scenario says otherwise)"
 
-// wasmLoadRuns is how many runtime processes each load figure is the
-// median of.
-const wasmLoadRuns = 3
-
 // wasmMemoryCalls is how many CreateContainer and PostStartContainer
 // requests a memory process sends before reading its memory.
 const wasmMemoryCalls = 100
@@ -121,7 +117,7 @@ func runRuntime(ctx context.Context, im impl, s memrun.Setup, n, want int) (chil
 }
 
 // benchWASM runs the WASM scenarios of BenchmarkNRI.
-func benchWASM(b *testing.B, t *table, impls []impl) {
+func benchWASM(b *testing.B, t *table, impls []impl, rounds int) {
 	prev := t.section
 	t.section = wasmSection
 	defer func() { t.section = prev }()
@@ -135,13 +131,13 @@ func benchWASM(b *testing.B, t *table, impls []impl) {
 		{16, guest{"", bins.wasmNrikit, "CreateContainer, 16 WASM plugins"}},
 		{1, guest{",guest=upstream", bins.wasmUpstream, "CreateContainer, 1 WASM plugin, guest built with upstream's glue"}},
 	} {
-		for _, im := range impls {
+		for _, im := range interleave(t, rounds, impls) {
 			name := fmt.Sprintf("WASM/CreateContainer/plugins=%d%s/%s", c.n, c.g.tag, im.name)
 			if !selected(b, name) {
 				continue
 			}
 			r := startWASM(b, im, c.g.module, c.n)
-			b.Run(name, func(b *testing.B) {
+			b.Run(t.inRound(name), func(b *testing.B) {
 				cpu0 := workload.SelfCPUTime()
 				s := benchCreate(b, r, c.n, 1)
 				t.record(b, im.name, c.g.scen, "p50", micros, ns(s.p50))
@@ -154,8 +150,8 @@ func benchWASM(b *testing.B, t *table, impls []impl) {
 		}
 	}
 
-	benchWASMLoad(b, t, impls)
-	benchWASMMemory(b, t, impls)
+	benchWASMLoad(b, t, impls, rounds)
+	benchWASMMemory(b, t, impls, rounds)
 }
 
 // benchWASMLoad measures, in new runtime processes, how long Start takes
@@ -163,9 +159,9 @@ func benchWASM(b *testing.B, t *table, impls []impl) {
 // compilation cache and with the cache a previous process filled,
 // upstream (which has no cache) for comparison with both. The runs of
 // the three kinds alternate, so that a change in the machine's load
-// affects them alike; the CPU time of the processes is reported too, as
-// it depends less on that load.
-func benchWASMLoad(b *testing.B, t *table, impls []impl) {
+// affects them alike, one process of each kind per round; the CPU time of
+// the processes is reported too, as it depends less on that load.
+func benchWASMLoad(b *testing.B, t *table, impls []impl, rounds int) {
 	if !selected(b, "WASM/Load") {
 		return
 	}
@@ -195,31 +191,30 @@ func benchWASMLoad(b *testing.B, t *table, impls []impl) {
 			{im: ours, cache: func() string { return filepath.Join(b.TempDir(), "cache") }},
 			{im: ours, cache: func() string { return cache }},
 		}
-		for range wasmLoadRuns {
-			for i := range kinds {
+		const cold, warm = "Start with 1 WASM plugin, empty compilation cache", "Start with 1 WASM plugin, cache filled by an earlier process"
+		eachRound(t, rounds, func() {
+			for i, scen := range []string{cold, cold, warm} {
 				k := &kinds[i]
 				res, err := runRuntime(ctx, k.im, memrun.Setup{PluginDir: dir, ConfigDir: conf, WASMCacheDir: k.cache()}, 1, 1)
 				if err != nil {
 					b.Fatal(err)
 				}
 				k.took, k.cpu = append(k.took, res.Start), append(k.cpu, res.CPU)
+				t.record(b, k.im.name, scen, "median", millis, ns(res.Start))
+				t.record(b, k.im.name, scen, "process CPU time (Start + 1 request)", millis, ns(res.CPU))
 			}
-		}
+		})
 		med := func(d []time.Duration) float64 {
 			s := slices.Clone(d)
 			slices.Sort(s)
 			return ns(s[len(s)/2])
 		}
-		const cold, warm = "Start with 1 WASM plugin, empty compilation cache", "Start with 1 WASM plugin, cache filled by an earlier process"
 		for i, scen := range []string{cold, cold, warm} {
-			k := kinds[i]
-			b.Logf("%s, %s: Start %v, process CPU %v", k.im.name, scen, k.took, k.cpu)
-			t.record(b, k.im.name, scen, "median", millis, med(k.took))
-			t.record(b, k.im.name, scen, "process CPU time (Start + 1 request)", millis, med(k.cpu))
+			b.Logf("%s, %s: Start %v, process CPU %v", kinds[i].im.name, scen, kinds[i].took, kinds[i].cpu)
 		}
 		for _, m := range []string{"median", "process CPU time (Start + 1 request)"} {
 			r := t.row(warm, m, millis)
-			r.up = t.row(cold, m, millis).up
+			r.up = slices.Clone(t.row(cold, m, millis).up)
 		}
 		t.row(warm, "median", millis).note = "upstream has no compilation cache: its figures are its cold start's"
 		b.ReportMetric(med(kinds[0].took)/1e6, "upstream-start-ms")
@@ -235,13 +230,13 @@ func benchWASMLoad(b *testing.B, t *table, impls []impl) {
 // directory, the default), after wasmMemoryCalls requests of each kind,
 // and derives what each loaded plugin costs. The processes' Start times
 // are reported too.
-func benchWASMMemory(b *testing.B, t *table, impls []impl) {
-	for _, im := range impls {
+func benchWASMMemory(b *testing.B, t *table, impls []impl, rounds int) {
+	for _, im := range interleave(t, rounds, impls) {
 		name := "WASM/Memory/" + im.name
 		if !selected(b, name) {
 			continue
 		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(t.inRound(name), func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
 			res := map[int]memrun.Result{}
@@ -277,12 +272,7 @@ func benchWASMMemory(b *testing.B, t *table, impls []impl) {
 // settled VmRSS.
 func setWASMMem(t *table, im, scen string, r memrun.Result) {
 	setMem(t, im, scen, r.Memory)
-	row := t.row(scen, "VmRSS after GC + FreeOSMemory", kib)
-	if im == "upstream" {
-		row.up = float64(r.SettledRSSKiB)
-	} else {
-		row.ours = float64(r.SettledRSSKiB)
-	}
+	t.set(im, scen, "VmRSS after GC + FreeOSMemory", kib, float64(r.SettledRSSKiB))
 }
 
 // TestWASMPluginDir checks the WASM plugin directory: n links of one
@@ -343,11 +333,11 @@ func TestRuntimeOutputParses(t *testing.T) {
 // of their own, after the main table.
 func TestSectionsPrintApart(t *testing.T) {
 	tb := newTable()
-	tb.row("main", "p50", micros).ours = 1000
+	tb.row("main", "p50", micros).set("nrikit", 0, 1000)
 	tb.section = "WASM"
-	tb.row("wasm", "p50", micros).ours = 2000
+	tb.row("wasm", "p50", micros).set("nrikit", 0, 2000)
 	tb.section = ""
-	tb.row("main too", "p50", micros).ours = 3000
+	tb.row("main too", "p50", micros).set("nrikit", 0, 3000)
 	var out strings.Builder
 	tb.print(&out)
 	s := out.String()

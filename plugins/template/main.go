@@ -16,6 +16,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/stubmetrics"
 )
 
 // run parses the command line, connects to the runtime and serves until
@@ -86,7 +87,11 @@ func serve(ctx context.Context, logger *slog.Logger, set settings) error {
 		opts = append(opts, stub.WithPluginIdx(set.idx))
 	}
 	if set.metricsAddr != "" {
-		opts = append(opts, stub.WithMetricsAddr(set.metricsAddr))
+		m, err := stubmetrics.New(set.metricsAddr)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, stub.WithObserver(m))
 	}
 	if set.config != "" {
 		// Configure gets the file's configuration when the runtime sends

@@ -42,7 +42,7 @@
 // -metrics-addr ADDR (such as 127.0.0.1:9090; off by default) serves
 // Prometheus metrics at /metrics and the health checks /readyz (200 while
 // registered with the runtime) and /livez (200 while connected or
-// reconnecting) on ADDR; see [stub.WithMetricsAddr].
+// reconnecting) on ADDR; see package stub/stubmetrics.
 //
 // Every log line has a time. -log-format json writes the lines as JSON
 // objects (slog's JSON handler, with the time in "time") instead of
@@ -72,6 +72,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/stubmetrics"
 )
 
 // The backoff of a reconnecting plugin (see the package documentation).
@@ -212,7 +213,11 @@ func (c *common) run(ctx context.Context, name string, log *slog.Logger, build N
 		opts = append(opts, stub.WithDefaultConfig(c.config))
 	}
 	if c.metricsAddr != "" {
-		opts = append(opts, stub.WithMetricsAddr(c.metricsAddr))
+		m, err := stubmetrics.New(c.metricsAddr)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, stub.WithObserver(m))
 	}
 	var s *stub.Stub
 	if c.reconnect && os.Getenv(api.PluginSocketEnvVar) == "" {

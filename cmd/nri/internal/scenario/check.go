@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +18,8 @@ type checker struct {
 	s    *Scenario
 	root *yaml.Node
 	errs []error
+	// data is the scenario file's text.
+	data []byte
 }
 
 // line returns the line of the node at path, or of the closest ancestor
@@ -176,33 +176,6 @@ func (c *checker) checkWASMPackage(p *Plugin, i int) {
 	}{{"args", len(p.Args) > 0}, {"files", len(p.Files) > 0}} {
 		if key.set {
 			c.errorf(c.line("plugins", i, key.name), "plugin %q: a WASM plugin (wasmPackage) takes no %s: it runs in the runtime, without a command line or a file system", p.FullName(), key.name)
-		}
-	}
-}
-
-func (c *checker) checkPolicy() {
-	kinds := DenyKinds()
-	for i, r := range c.s.Policy {
-		if r == nil {
-			c.errorf(c.line("policy", i), "empty policy rule")
-			continue
-		}
-		r.Line = c.line("policy", i)
-		if r.Name == "" {
-			c.errorf(r.Line, "policy rule without a name")
-		}
-		for _, g := range []struct{ key, glob string }{{"pod", r.Pod}, {"container", r.Container}} {
-			if _, err := path.Match(g.glob, ""); err != nil {
-				c.errorf(c.line("policy", i, g.key), "policy rule %q: invalid %s glob %q", r.Name, g.key, g.glob)
-			}
-		}
-		if len(r.Deny) == 0 {
-			c.errorf(r.Line, "policy rule %q denies nothing (deny: [%s])", r.Name, strings.Join(kinds, ", "))
-		}
-		for j, d := range r.Deny {
-			if !slices.Contains(kinds, d) {
-				c.errorf(c.line("policy", i, "deny", j), "policy rule %q: unknown change %q (one of %s)", r.Name, d, strings.Join(kinds, ", "))
-			}
 		}
 	}
 }

@@ -43,11 +43,6 @@
 //	defaultValidator:             # the default validator (validator.Config)
 //	  enable: true
 //	  rejectOCIHookAdjustment: true
-//	policy:                       # rules of the simulator's validating plugin
-//	  - name: no-hooks-in-debug   # required
-//	    pod: gpu-*                # glob over pod names (default: any)
-//	    container: debug          # glob over container names (default: any)
-//	    deny: [hooks]             # changes the rule rejects (see Deny*)
 //	steps:                        # required: exactly one action per step
 //	  - runPod: web
 //	  - createContainer: nginx    # or web/nginx when the name is not unique

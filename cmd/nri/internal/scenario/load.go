@@ -79,7 +79,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
-	c := &checker{s: s, root: root.Content[0]}
+	c := &checker{s: s, root: root.Content[0], data: data}
 	c.check()
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)

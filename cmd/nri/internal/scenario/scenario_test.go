@@ -26,10 +26,6 @@ plugins:
   - name: logger
     index: "10"
     args: [-events=all]
-policy:
-  - name: r
-    container: c*
-    deny: [hooks, env]
 steps:
   - runPod: p1
   - createContainer: p1/c1
@@ -63,7 +59,7 @@ func TestParseValid(t *testing.T) {
 		t.Errorf("memoryLimit = %d", got)
 	}
 	st := s.Steps[2]
-	if st.Action != UpdateContainer || st.Container != s.Containers[0] || st.Pod != p1 || st.Line != 26 {
+	if st.Action != UpdateContainer || st.Container != s.Containers[0] || st.Pod != p1 || st.Line != 22 {
 		t.Errorf("step 3: action %s container %v pod %v line %d", st.Action, st.Container, st.Pod, st.Line)
 	}
 	if got := int64(*st.Resources.MemoryLimit); got != 2<<30 {
@@ -120,8 +116,10 @@ func TestParseErrors(t *testing.T) {
 			`s.yaml:3: plugin "10-x" defined twice (first at line 2)`},
 		{"escaping file", "plugins:\n  - name: x\n    index: \"10\"\n    files: {../x: y}\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
 			`s.yaml:4: plugin "10-x": file "../x" must be a relative path`},
-		{"unknown deny", "policy:\n  - name: r\n    deny: [hoks]\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
-			`s.yaml:3: policy rule "r": unknown change "hoks"`},
+		{"policy rules", "policy:\n  - name: r\n    deny: [hooks]\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
+			`s.yaml:2: policy: a policy of plugin grants (required:, grants:, default:; docs/policy.md), not the simulator's former policy rules`},
+		{"policy mistake", "pods: [{name: p}]\npolicy:\n  grants:\n    - plugins: [x]\n      adjust: {evn: [A]}\nsteps: [{runPod: p}]\n",
+			`s.yaml:5: policy: unknown key "evn"`},
 		{"validator not enabled", "defaultValidator:\n  rejectOCIHookAdjustment: true\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
 			"s.yaml:2: defaultValidator has rules but is not enabled"},
 		{"two documents", "pods: [{name: p}]\nsteps: [{runPod: p}]\n---\nname: x\n", "s.yaml:3: a scenario file holds one YAML document"},

@@ -1,6 +1,11 @@
 package scenario
 
-import "github.com/nrikit/nrikit/validator"
+import (
+	"go.yaml.in/yaml/v3"
+
+	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/validator"
+)
 
 // Scenario is a decoded, checked scenario file.
 type Scenario struct {
@@ -17,8 +22,12 @@ type Scenario struct {
 	// DefaultValidator configures the default validator (upstream's
 	// configuration keys).
 	DefaultValidator *validator.Config `yaml:"defaultValidator"`
-	// Policy are the rules of the simulator's validating plugin.
-	Policy []*PolicyRule `yaml:"policy"`
+	// Policy is a policy of plugin grants (docs/policy.md) written in
+	// the scenario, which the simulated runtime enforces unless nri run
+	// is given one with --policy; see CompiledPolicy.
+	Policy yaml.Node `yaml:"policy"`
+	// CompiledPolicy is Policy compiled; nil if the scenario has none.
+	CompiledPolicy *policy.Policy `yaml:"-"`
 	// Steps are the lifecycle events, in order.
 	Steps []*Step `yaml:"steps"`
 
@@ -112,42 +121,6 @@ type Plugin struct {
 
 // FullName is the plugin's IDX-NAME.
 func (p *Plugin) FullName() string { return p.Index + "-" + p.Name }
-
-// Kinds of change a [PolicyRule] can deny.
-const (
-	DenyHooks       = "hooks"
-	DenyDevices     = "devices"
-	DenyCDIDevices  = "cdiDevices"
-	DenyMounts      = "mounts"
-	DenyEnv         = "env"
-	DenyArgs        = "args"
-	DenyRlimits     = "rlimits"
-	DenyAnnotations = "annotations"
-	DenyResources   = "resources"
-	DenyNamespaces  = "namespaces"
-	DenySysctl      = "sysctl"
-)
-
-// DenyKinds returns the valid values of PolicyRule.Deny.
-func DenyKinds() []string {
-	return []string{DenyHooks, DenyDevices, DenyCDIDevices, DenyMounts, DenyEnv, DenyArgs,
-		DenyRlimits, DenyAnnotations, DenyResources, DenyNamespaces, DenySysctl}
-}
-
-// PolicyRule rejects kinds of change to matching containers.
-type PolicyRule struct {
-	// Name names the rule in rejections.
-	Name string `yaml:"name"`
-	// Pod is a glob over pod names; empty matches all.
-	Pod string `yaml:"pod"`
-	// Container is a glob over container names; empty matches all.
-	Container string `yaml:"container"`
-	// Deny are the kinds of change rejected.
-	Deny []string `yaml:"deny"`
-
-	// Line is where the rule is defined.
-	Line int `yaml:"-"`
-}
 
 // Action is what a step does.
 type Action string

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nrikit/nrikit/policy"
 )
 
 // Launcher returns how to start the sample plugin called name as a
@@ -32,6 +34,7 @@ type config struct {
 	metrics             prometheus.Registerer // see WithMetrics
 	wasmCacheDir        string
 	wasmMemoryLimit     uint64
+	policy              *policy.Policy // see WithPolicy
 }
 
 func defaultConfig() config {
@@ -151,6 +154,16 @@ func WithWASMMemoryLimit(bytes uint64) Option {
 			return errors.New("zero WASM memory limit")
 		}
 		c.wasmMemoryLimit = bytes
+		return nil
+	}
+}
+
+// WithPolicy makes p the simulated runtime's policy of plugin grants
+// (adaptation.WithPolicy): each plugin may change only what its grant
+// allows, and the plugins p requires gate pods and containers.
+func WithPolicy(p *policy.Policy) Option {
+	return func(c *config) error {
+		c.policy = p
 		return nil
 	}
 }

@@ -28,6 +28,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,6 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
-	"github.com/nrikit/nrikit/stub"
 )
 
 // Simulator is a simulated runtime playing one scenario.
@@ -169,12 +169,9 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 			opts = append(opts, adaptation.WithPluginArgs(p.full, p.args...))
 		}
 	}
-	if len(s.sc.Policy) > 0 {
-		svc, err := stub.NewBuiltin(&policy{rules: s.sc.Policy})
-		if err != nil {
-			return nil, fmt.Errorf("policy plugin: %w", err)
-		}
-		opts = append(opts, adaptation.WithBuiltinPlugin(PolicyPluginIndex, PolicyPluginName, svc))
+	// --policy replaces the scenario's own policy.
+	if pol := cmp.Or(s.cfg.policy, s.sc.CompiledPolicy); pol != nil {
+		opts = append(opts, adaptation.WithPolicy(pol))
 	}
 	opts = append(opts, s.validatorOptions()...)
 	if s.cfg.metrics != nil {

@@ -38,18 +38,23 @@ plugins:
     path: %EXE%
     args: [-test.run=^TestHelperProcess$, --, %MODE%]
 policy:
-  - name: no-env-in-b
-    container: b
-    deny: [env]
+  grants:
+    - plugins: [one]
+      where: {containerNames: [a]}
+      adjust: {env: ["*"]}
+      update: {cpu: {}}
+  default:
+    adjust: {env: ["*"]}
+    update: {cpu: {}}
 steps:
   - runPod: p
   - createContainer: a
   - updateContainer: a
     resources: {memoryLimit: 128Mi}
   - createContainer: b
-    expectError: policy rule "no-env-in-b" denies env changes
   - stopContainer: a
   - removeContainer: a
+  - removeContainer: b
   - stopPod: p
   - removePod: p
 `
@@ -119,7 +124,7 @@ func TestPlay(t *testing.T) {
 	for _, p := range r.Plugins {
 		ids = append(ids, p.ID+"/"+p.Kind)
 	}
-	if !slices.Equal(ids, []string{"10-one/pre-installed", "20-two/pre-installed", "90-policy/builtin"}) {
+	if !slices.Equal(ids, []string{"10-one/pre-installed", "20-two/pre-installed"}) {
 		t.Errorf("plugins %v", ids)
 	}
 	a := reportedContainer(r, "a")
@@ -140,9 +145,12 @@ func TestPlay(t *testing.T) {
 		t.Errorf("diff %v", a.Diff)
 	}
 	b := reportedContainer(r, "b")
-	if b.State != "failed" || !strings.Contains(b.Error, `validator "90-policy" rejected the adjustment of container "b"`) ||
-		!strings.Contains(b.Error, `plugin "10-one" set env "HELPER_one"`) {
-		t.Errorf("container b: %s: %s", b.State, b.Error)
+	// The policy's where confines plugin one to container a.
+	if b.State != "removed" || slices.Contains(b.Env, "HELPER_one=1") || !slices.Contains(b.Env, "HELPER_two=1") {
+		t.Errorf("container b: %s: env %v, want plugin one's where to keep it out", b.State, b.Env)
+	}
+	if cb := event(r, "CreateContainer", "b"); cb == nil || !slices.Equal(cb.Filtered, []string{"10-one"}) {
+		t.Errorf("CreateContainer b: %+v, want 10-one filtered", cb)
 	}
 	create := event(r, "CreateContainer", "a")
 	if create == nil || !slices.Equal(create.Called, []string{"10-one", "20-two"}) {
@@ -151,17 +159,14 @@ func TestPlay(t *testing.T) {
 	if len(create.Changes) != 2 || create.Changes[0] != (report.Change{Plugin: "10-one", Container: "a", Field: "env[HELPER_one]", Value: "1"}) {
 		t.Errorf("changes %+v", create.Changes)
 	}
-	if v := event(r, "ValidateContainerAdjustment", "a"); v == nil || !slices.Equal(v.Called, []string{"90-policy"}) {
-		t.Errorf("validation of a: %+v", v)
-	}
 	upd := event(r, "UpdateContainer", "a")
 	if upd == nil || !slices.ContainsFunc(upd.Changes, func(c report.Change) bool {
 		return c.Plugin == "20-two" && c.Field == "linux.resources.cpu.shares" && c.Value == "777"
 	}) {
 		t.Errorf("UpdateContainer a: %+v", upd)
 	}
-	if e := event(r, "RemoveContainer", "b"); e == nil || e.Step != 4 {
-		t.Errorf("the rejected container was not removed: %+v", e)
+	if e := event(r, "RemoveContainer", "b"); e == nil || e.Step != 7 {
+		t.Errorf("container b was not removed at step 7: %+v", e)
 	}
 	if e := event(r, "RunPodSandbox", ""); e == nil || len(e.Called) != 0 || len(e.Filtered) != 0 {
 		t.Errorf("RunPodSandbox (no plugin subscribed): %+v", e)

@@ -20,12 +20,17 @@
 //   - Evictions a plugin asks for outside an event (UpdateContainers) are
 //     refused: upstream's UpdateFn cannot carry them.
 //   - Logs go to github.com/containerd/log, as upstream's do.
+//   - The administrator's policy (nrikit's docs/policy.md) is read from
+//     PolicyFileName in the parent directory of the plugin configuration
+//     directory (/etc/nri/policy.yaml by default), and reloaded when it
+//     changes; without that file, no policy. See [PolicyPath].
 package adaptation
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/containerd/ttrpc"
@@ -77,6 +82,20 @@ type Option func(*options) error
 type options struct {
 	nrikit    []nrikit.Option
 	validator *DefaultValidatorConfig
+	// configDir is the plugin configuration directory, beside which
+	// the policy file is.
+	configDir string
+}
+
+// PolicyFileName is the name of the administrator's policy file, in the
+// parent directory of the plugin configuration directory.
+const PolicyFileName = "policy.yaml"
+
+// PolicyPath returns the policy file of the plugin configuration
+// directory configDir: PolicyFileName in its parent directory
+// (/etc/nri/conf.d: /etc/nri/policy.yaml).
+func PolicyPath(configDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(configDir)), PolicyFileName)
 }
 
 // DefaultValidatorConfig is the default validator's configuration.
@@ -89,8 +108,15 @@ func nativeOption(o nrikit.Option) Option {
 // WithPluginPath sets where pre-installed plugins are looked for.
 func WithPluginPath(path string) Option { return nativeOption(nrikit.WithPluginDir(path)) }
 
-// WithPluginConfigPath sets where pre-installed plugins' configuration is.
-func WithPluginConfigPath(path string) Option { return nativeOption(nrikit.WithConfigDir(path)) }
+// WithPluginConfigPath sets where pre-installed plugins' configuration is;
+// the policy file is looked for in its parent directory (see PolicyPath).
+func WithPluginConfigPath(path string) Option {
+	return func(c *options) error {
+		c.configDir = path
+		c.nrikit = append(c.nrikit, nrikit.WithConfigDir(path))
+		return nil
+	}
+}
 
 // WithSocketPath sets the socket external plugins connect to.
 func WithSocketPath(path string) Option { return nativeOption(nrikit.WithSocketPath(path)) }
@@ -130,8 +156,9 @@ func WithDeprecationRecorder(d DeprecationRecorder) Option {
 }
 
 // WithNativeOptions passes options of nrikit's adaptation package (scopes,
-// required plugins, failure policies, limits, a logger) through; they
-// apply after the others.
+// required plugins, failure policies, limits, a logger, a policy) through;
+// they apply after the others (adaptation.WithPolicy replaces the policy
+// file).
 func WithNativeOptions(opts ...nrikit.Option) Option {
 	return func(c *options) error { c.nrikit = append(c.nrikit, opts...); return nil }
 }
@@ -145,7 +172,7 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 	if updateFn == nil {
 		return nil, errors.New("failed to create NRI adaptation, nil UpdateFn")
 	}
-	var o options
+	o := options{configDir: DefaultPluginConfigPath}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("failed to create NRI adaptation: nil option")
@@ -160,6 +187,8 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 		nrikit.WithRegistrationTimeout(reg),
 		nrikit.WithRequestTimeout(req),
 		nrikit.WithSyncFunc(syncFunc(syncFn)),
+		// Absent: no policy (nrikit logs it).
+		nrikit.WithPolicyFile(PolicyPath(o.configDir)),
 	}
 	if o.validator != nil {
 		native = append(native, nrikit.WithDefaultValidator(*o.validator))

@@ -13,6 +13,11 @@ import (
 type Memory struct {
 	// RSSKiB is VmRSS, HWMKiB VmHWM (the peak), in KiB.
 	RSSKiB, HWMKiB int64
+	// AnonKiB is RssAnon (heap, stacks, the Go runtime's own memory),
+	// FileKiB RssFile (the pages of the executable and libraries the
+	// process touched: text, read-only data), in KiB. ReadMemory fills
+	// them in; String and ParseMemory leave them out.
+	AnonKiB, FileKiB int64
 }
 
 // String formats m as "VmRSS=N VmHWM=N" (KiB), which ParseMemory reads.
@@ -40,6 +45,10 @@ func ReadMemory(pid int) (Memory, error) {
 			m.RSSKiB = kb
 		case "VmHWM":
 			m.HWMKiB = kb
+		case "RssAnon":
+			m.AnonKiB = kb
+		case "RssFile":
+			m.FileKiB = kb
 		}
 	}
 	return m, nil

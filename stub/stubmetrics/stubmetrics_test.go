@@ -1,4 +1,4 @@
-package stub_test
+package stubmetrics_test
 
 import (
 	"context"
@@ -12,8 +12,48 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/stubmetrics"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
+
+const testTimeout = 10 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func pod(id string) *api.PodSandbox {
+	return &api.PodSandbox{Id: id, Name: "pod-" + id, Namespace: "default", Uid: "uid-" + id}
+}
+
+func ctr(id, podID string) *api.Container {
+	return &api.Container{Id: id, PodSandboxId: podID, Name: "ctr-" + id}
+}
+
+// creator is a plugin that handles CreateContainer with fn, or adjusts
+// nothing.
+type creator struct {
+	fn func(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error)
+}
+
+func (c *creator) CreateContainer(ctx context.Context, p *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	if c.fn == nil {
+		return &api.ContainerAdjustment{}, nil, nil
+	}
+	return c.fn(ctx, p, ctr)
+}
+
+// newMetrics returns metrics served on a port of the loopback interface.
+func newMetrics(t *testing.T) *stubmetrics.Metrics {
+	t.Helper()
+	m, err := stubmetrics.New("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 // scrape gets path from a stub's metrics address and returns the status
 // code and body. Keep-alives are off: no client goroutine outlives it.
@@ -48,21 +88,22 @@ func awaitStatus(t *testing.T, addr, path string, want int) {
 	}
 }
 
-// awaitMetricsAddr waits until the stub serves its endpoints.
-func awaitMetricsAddr(t *testing.T, s *stub.Stub) string {
+// awaitMetricsAddr waits until the stub's metrics are served.
+func awaitMetricsAddr(t *testing.T, s *stubmetrics.Metrics) string {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
-	for s.MetricsAddr() == "" {
+	for s.Addr() == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("the stub does not serve its metrics")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return s.MetricsAddr()
+	return s.Addr()
 }
 
 func TestMetricsAndHealthWhileReconnecting(t *testing.T) {
 	rt := stubtest.NewRuntime(t)
+	m := newMetrics(t)
 	gate := make(chan struct{})
 	dial := func(path string) (net.Conn, error) {
 		<-gate
@@ -70,12 +111,12 @@ func TestMetricsAndHealthWhileReconnecting(t *testing.T) {
 	}
 	s, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithPluginName("metrics"),
 		stub.WithDialer(dial), stub.WithReconnect(5*time.Millisecond, 20*time.Millisecond),
-		stub.WithMetricsAddr("127.0.0.1:0"))
+		stub.WithObserver(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.MetricsRegistry() == nil {
-		t.Fatal("no registry with WithMetricsAddr")
+	if m.Registry() == nil {
+		t.Fatal("no registry")
 	}
 	ctx := testContext(t)
 	started := make(chan error, 1)
@@ -83,7 +124,7 @@ func TestMetricsAndHealthWhileReconnecting(t *testing.T) {
 	defer s.Stop()
 
 	// Connecting: alive, not ready.
-	addr := awaitMetricsAddr(t, s)
+	addr := awaitMetricsAddr(t, m)
 	if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
 		t.Errorf("serving on %s, want 127.0.0.1", addr)
 	}
@@ -149,8 +190,8 @@ func TestMetricsAndHealthWhileReconnecting(t *testing.T) {
 
 	// Stop stops serving.
 	s.Stop()
-	if got := s.MetricsAddr(); got != "" {
-		t.Errorf("MetricsAddr after Stop = %q", got)
+	if got := m.Addr(); got != "" {
+		t.Errorf("Addr after Stop = %q", got)
 	}
 	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		t.Error("the endpoints are still served after Stop")
@@ -162,8 +203,9 @@ func TestHealthAfterGivingUp(t *testing.T) {
 	failing := &creator{fn: func(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 		return nil, nil, errors.New("no")
 	}}
-	s, p := rt.StartPlugin(t, failing, stub.WithMetricsAddr("127.0.0.1:0"))
-	addr := s.MetricsAddr()
+	m := newMetrics(t)
+	s, p := rt.StartPlugin(t, failing, stub.WithObserver(m))
+	addr := m.Addr()
 	if addr == "" {
 		t.Fatal("not serving after Start")
 	}
@@ -192,23 +234,19 @@ func TestHealthAfterGivingUp(t *testing.T) {
 		t.Errorf("/metrics lacks %q", want)
 	}
 	s.Stop()
-	if got := s.MetricsAddr(); got != "" {
-		t.Errorf("MetricsAddr after Stop = %q", got)
+	if got := m.Addr(); got != "" {
+		t.Errorf("Addr after Stop = %q", got)
 	}
 }
 
 func TestMetricsAddrErrors(t *testing.T) {
 	for _, addr := range []string{"", "localhost", "127.0.0.1:1:2"} {
-		if _, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithMetricsAddr(addr)); err == nil {
-			t.Errorf("New accepted WithMetricsAddr(%q)", addr)
+		if _, err := stubmetrics.New(addr); err == nil {
+			t.Errorf("New accepted %q", addr)
 		}
 	}
-	s, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithPluginName("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.MetricsRegistry() != nil || s.MetricsAddr() != "" {
-		t.Error("metrics without WithMetricsAddr")
+	if _, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithObserver(nil)); err == nil {
+		t.Error("stub.New accepted a nil observer")
 	}
 
 	// A port in use makes Start fail, before it connects.
@@ -223,8 +261,12 @@ func TestMetricsAddrErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	s, err = stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithPluginName("x"),
-		stub.WithConnection(conn), stub.WithMetricsAddr(busy.Addr().String()))
+	m, err := stubmetrics.New(busy.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithPluginName("x"),
+		stub.WithConnection(conn), stub.WithObserver(m))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,67 @@
+package adaptation
+
+import (
+	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/policy"
+)
+
+// grantState is a plugin's grant under the Adaptation's current policy,
+// replaced whole when the policy is reloaded, so that a request sees one
+// grant and its where together.
+type grantState struct {
+	grant *policy.Grant
+	// where is grant.WhereFilter(); nil if it matches everything.
+	where *filter.Filter
+	// recheck is set if where differs from the one the plugin's scope
+	// records were made under (a reload changed it): each event's
+	// subject is then matched against where too (see inWhere).
+	recheck bool
+}
+
+// currentGrant returns the plugin's grant under the current policy: nil
+// for no policy, which allows everything.
+func (p *plugin) currentGrant() *policy.Grant {
+	if gs := p.grant.Load(); gs != nil {
+		return gs.grant
+	}
+	return nil
+}
+
+// resolveGrant sets the plugin's grant under pol (nil: no policy). The
+// caller holds a.mu, which orders it against configure and events.
+func (p *plugin) resolveGrant(pol *policy.Policy) {
+	if pol == nil {
+		p.grant.Store(nil)
+		return
+	}
+	g := pol.GrantFor(p.idx, p.name)
+	where := g.WhereFilter()
+	if where.MatchesAll() {
+		where = nil
+	}
+	p.grant.Store(&grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere})
+}
+
+// inWhere reports whether the subject s of an event is within the
+// plugin's current where, when a reload changed it since the plugin's
+// scope records were made (they hold the where of the plugin's
+// registration otherwise). A subject without its pod is left to the
+// records.
+func (p *plugin) inWhere(e eventKind, s subject) bool {
+	gs := p.grant.Load()
+	if gs == nil || !gs.recheck || gs.where == nil || s.pod == nil {
+		return true
+	}
+	if e == containerEvent {
+		return s.ctr == nil || gs.where.MatchContainer(s.pod, s.ctr)
+	}
+	return gs.where.MatchPod(s.pod)
+}
+
+// eventKind says whether an event is about a pod or a container.
+type eventKind bool
+
+const (
+	podEvent       eventKind = false
+	containerEvent eventKind = true
+)
