@@ -272,7 +272,9 @@ func TestTrustHostRootAttack(t *testing.T) {
 // field, docs/policy.md "Field names") and the names in it.
 func toldCapabilities(t *testing.T, r *runtime, p *harness.Process) (string, map[string]bool) {
 	t.Helper()
-	wantLog(t, r.ctx, p, "capabilities=")
+	if err := p.WaitLog(r.ctx, 10*time.Second, "capabilities=", 1); err != nil {
+		t.Fatal(err)
+	}
 	line := lineWith(p.Log(), "capabilities=")
 	names := map[string]bool{}
 	for _, f := range strings.Fields(line) {
@@ -283,7 +285,7 @@ func toldCapabilities(t *testing.T, r *runtime, p *harness.Process) (string, map
 		}
 	}
 	if len(names) == 0 {
-		t.Errorf("the template logged no capabilities=NAME,... field:\n%s", p.Log())
+		t.Fatalf("the template logged no capabilities=NAME,... field:\n%s", p.Log())
 	}
 	return line, names
 }
