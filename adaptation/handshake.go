@@ -261,6 +261,7 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
 	defer cancel()
+	told := p.toldCapabilities()
 	req := &api.ConfigureRequest{
 		Config:              config,
 		RuntimeName:         a.name,
@@ -271,6 +272,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		SupportedEvents:     int32(a.cfg.supported),
 		MaxRequestTimeout:   a.cfg.maxPluginTimeout.Milliseconds(),
 		SynchronizeTimeout:  a.cfg.syncTimeout.Milliseconds(),
+		Capabilities:        capabilitySet(told),
 	}
 	start := time.Now()
 	rsp, err := p.ep.Configure(ctx, req)
@@ -308,6 +310,9 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 			"plugin %q subscribed to events this runtime does not support: %s (0x%x); supported: %s",
 			p.full, extra, uint32(extra), a.cfg.supported)
 	}
+	if rerr := checkRequiredCapabilities(p.full, told, rsp.GetRequiredCapabilities()); rerr != nil {
+		return rerr
+	}
 	fp := rsp.GetFailurePolicy()
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
@@ -340,6 +345,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	}
 	a.mu.Unlock()
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
-		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope)
+		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope,
+		"capabilities", told.String())
 	return nil
 }

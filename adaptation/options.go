@@ -11,6 +11,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 )
@@ -136,7 +137,8 @@ type config struct {
 	restart             *Backoff
 	pluginArgs          map[string][]string
 	env                 []string
-	observer            Observer // see observer.go
+	observer            Observer             // see observer.go
+	applied             *policy.Capabilities // nil: policy.All(); see capabilities.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
 	syncFunc      SyncFunc
 	clientOpts    []ttrpc.ClientOpts
