@@ -3,19 +3,19 @@ package stub
 import (
 	"context"
 
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
 )
 
 // WithRequiredCapabilities declares capabilities (adjustment fields,
-// update kinds, evictions; see package policy) the plugin cannot work
+// update kinds, evictions; see package policy/capability) the plugin cannot work
 // without. They are sent with the Configure response (a nrikit
 // extension): a nrikit runtime that does not honour them all for the
 // plugin refuses its registration, and Start returns the runtime's reason,
 // which names the missing ones. An upstream runtime ignores them.
-func WithRequiredCapabilities(caps ...policy.Capability) Option {
+func WithRequiredCapabilities(caps ...capability.Capability) Option {
 	return func(c *config) error {
-		c.requiredCaps = c.requiredCaps.Union(policy.NewCapabilities(caps...))
+		c.requiredCaps = c.requiredCaps.Union(capability.NewSet(caps...))
 		return nil
 	}
 }
@@ -25,7 +25,7 @@ func WithRequiredCapabilities(caps ...policy.Capability) Option {
 // applies at all, within the plugin's grant), and whether it told any: an
 // older runtime, or upstream's, tells none (ok is false), as before the
 // first Configure.
-func (st *Stub) Capabilities() (caps policy.Capabilities, ok bool) {
+func (st *Stub) Capabilities() (caps capability.Set, ok bool) {
 	info := st.c.runtime()
 	return info.Capabilities, info.CapabilitiesTold
 }
@@ -35,6 +35,6 @@ func (st *Stub) Capabilities() (caps policy.Capabilities, ok bool) {
 // and whether it told any (see [Stub.Capabilities]). It is for handlers
 // that cannot reach the Stub, such as a plugin's code shared with its
 // WASM build (wasmguest.ToldCapabilities is the same function).
-func ToldCapabilities(ctx context.Context) (caps policy.Capabilities, ok bool) {
+func ToldCapabilities(ctx context.Context) (caps capability.Set, ok bool) {
 	return pcore.ToldCapabilities(ctx)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // config is the stub's configuration, set by options. It is not changed
@@ -32,11 +32,11 @@ type config struct {
 	scope        *api.PluginScope
 	cel          filter.CELCompiler // see WithCEL
 	onClose      func(error)
-	maxProcs     int                 // see WithMaxProcs
-	syncGC       int                 // see WithSyncGCPercent
-	metricsAddr  string              // see WithMetricsAddr
-	config       string              // see WithDefaultConfig
-	requiredCaps policy.Capabilities // see WithRequiredCapabilities
+	maxProcs     int            // see WithMaxProcs
+	syncGC       int            // see WithSyncGCPercent
+	metricsAddr  string         // see WithMetricsAddr
+	config       string         // see WithDefaultConfig
+	requiredCaps capability.Set // see WithRequiredCapabilities
 
 	reconnectInitial, reconnectMax time.Duration
 }

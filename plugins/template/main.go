@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub"
 )
 
 // toldCapabilities returns the capabilities the runtime told, from the
 // Configure handler's context.
-func toldCapabilities(ctx context.Context) (policy.Capabilities, bool) {
+func toldCapabilities(ctx context.Context) (capability.Set, bool) {
 	return stub.ToldCapabilities(ctx)
 }
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
@@ -92,7 +92,7 @@ func TestLogFile(t *testing.T) {
 // TestLogsCapabilities checks the line the plugin logs about the
 // capabilities the runtime told it, and the one when it told none.
 func TestLogsCapabilities(t *testing.T) {
-	told := policy.NewCapabilities(policy.Env, policy.Annotations, policy.Devices)
+	told := capability.NewSet(capability.Env, capability.Annotations, capability.Devices)
 	for _, tc := range []struct {
 		name string
 		opts []stubtest.Option
@@ -100,7 +100,7 @@ func TestLogsCapabilities(t *testing.T) {
 	}{
 		{"told", []stubtest.Option{stubtest.WithCapabilities(told)},
 			`level=INFO msg="runtime told capabilities" capabilities=annotations,env,linux.devices`},
-		{"told none", []stubtest.Option{stubtest.WithCapabilities(policy.Capabilities{})},
+		{"told none", []stubtest.Option{stubtest.WithCapabilities(capability.Set{})},
 			`level=INFO msg="runtime told capabilities" capabilities=none`},
 		{"not told", nil, `level=INFO msg="runtime told no capabilities (an older runtime, or upstream's)"`},
 	} {

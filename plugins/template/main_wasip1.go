@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
 
 // toldCapabilities returns the capabilities the runtime told, from the
 // Configure handler's context.
-func toldCapabilities(ctx context.Context) (policy.Capabilities, bool) {
+func toldCapabilities(ctx context.Context) (capability.Set, bool) {
 	return wasmguest.ToldCapabilities(ctx)
 }
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // What the plugin injects. A real plugin would usually take these from its
@@ -34,7 +34,7 @@ const (
 // Nothing else needs to change.
 //
 // This file builds for both the process and the WASM plugin, so it uses
-// packages api and policy only: package stub does not build for wasip1
+// packages api and policy/capability only: package stub does not build for wasip1
 // (toldCapabilities, in main.go and main_wasip1.go, is the one thing each
 // build provides).
 //
@@ -69,7 +69,7 @@ func (p *plugin) Configure(ctx context.Context, config, runtime, version string)
 
 // capabilityList returns the names of caps separated by commas, "none"
 // for the empty set.
-func capabilityList(caps policy.Capabilities) string {
+func capabilityList(caps capability.Set) string {
 	if caps.Empty() {
 		return "none"
 	}

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // Order is the order of the registration handshake.
@@ -40,7 +40,7 @@ type config struct {
 	rejectCode                  codes.Code
 	rejectMsg                   string
 	unanswered                  bool
-	capabilities                *policy.Capabilities // see WithCapabilities
+	capabilities                *capability.Set // see WithCapabilities
 }
 
 func defaultConfig() config {
@@ -218,7 +218,7 @@ func WithUnansweredRegistration() Option {
 // (ConfigureRequest.capabilities) and refuse it, as a nrikit runtime
 // does, if it requires others. Without it the runtime tells none, as an
 // older runtime or upstream's.
-func WithCapabilities(caps policy.Capabilities) Option {
+func WithCapabilities(caps capability.Set) Option {
 	return func(c *config) error {
 		c.capabilities = &caps
 		return nil

@@ -15,7 +15,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // ErrNotSubscribed is returned by the event helpers of [Plugin] for events
@@ -436,7 +436,7 @@ func (p *Plugin) configure(full string) error {
 			full, bad, uint32(bad), accepted)
 	}
 	if told := cfg.capabilities; told != nil {
-		want, unknown := policy.ParseCapabilities(rsp.GetRequiredCapabilities())
+		want, unknown := capability.ParseSet(rsp.GetRequiredCapabilities())
 		if missing := told.Missing(want); !missing.Empty() || len(unknown) > 0 {
 			return status.Errorf(codes.FailedPrecondition, "plugin %s requires capabilities this runtime does not honour for it: %s (unknown: %q)",
 				full, missing, unknown)

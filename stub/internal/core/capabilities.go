@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // Capabilities told to the plugin: a nrikit runtime tells, in its
@@ -18,12 +18,12 @@ import (
 // toldCapabilities returns the capabilities req tells, and whether it
 // tells any (the field is present). Names the stub does not know (a newer
 // runtime's) are left out: the plugin cannot use them.
-func toldCapabilities(req *api.ConfigureRequest) (policy.Capabilities, bool) {
+func toldCapabilities(req *api.ConfigureRequest) (capability.Set, bool) {
 	set := req.GetCapabilities()
 	if set == nil {
-		return policy.Capabilities{}, false
+		return capability.Set{}, false
 	}
-	caps, _ := policy.ParseCapabilities(set.GetNames())
+	caps, _ := capability.ParseSet(set.GetNames())
 	return caps, true
 }
 
@@ -32,7 +32,7 @@ type capabilitiesKey struct{}
 
 // toldValue is what the Configure handler's context carries.
 type toldValue struct {
-	caps policy.Capabilities
+	caps capability.Set
 	told bool
 }
 
@@ -43,7 +43,7 @@ func (p *Plugin) noteCapabilities(ctx context.Context, req *api.ConfigureRequest
 	if !told {
 		p.log(LevelInfo, "the runtime tells no capabilities (an older runtime, or upstream's)")
 	} else {
-		_, unknown := policy.ParseCapabilities(req.GetCapabilities().GetNames())
+		_, unknown := capability.ParseSet(req.GetCapabilities().GetNames())
 		p.log(LevelInfo, "runtime told capabilities", "capabilities", caps.String(), "unknown", len(unknown))
 		if missing := caps.Missing(p.cfg.RequiredCapabilities); !missing.Empty() {
 			p.log(LevelWarn, "the runtime does not honour capabilities the plugin requires: it will refuse the plugin",
@@ -57,7 +57,7 @@ func (p *Plugin) noteCapabilities(ctx context.Context, req *api.ConfigureRequest
 // from the context of the plugin's Configure handler, and whether the
 // runtime told any (false on an older runtime, or upstream's, and
 // outside the Configure handler).
-func ToldCapabilities(ctx context.Context) (policy.Capabilities, bool) {
+func ToldCapabilities(ctx context.Context) (capability.Set, bool) {
 	v, ok := ctx.Value(capabilitiesKey{}).(toldValue)
 	return v.caps, ok && v.told
 }

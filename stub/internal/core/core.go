@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
@@ -98,7 +98,7 @@ type Config struct {
 	// RequiredCapabilities are sent with the Configure response: a
 	// runtime that tells capabilities refuses the plugin unless it
 	// honours them all (see capabilities.go).
-	RequiredCapabilities policy.Capabilities
+	RequiredCapabilities capability.Set
 }
 
 // Plugin is a plugin's handlers, its configuration and what the runtime
@@ -131,7 +131,7 @@ type RuntimeInfo struct {
 	Subscription api.EventMask
 	// Capabilities are the capabilities the runtime honours for the
 	// plugin, if it told them (CapabilitiesTold).
-	Capabilities     policy.Capabilities
+	Capabilities     capability.Set
 	CapabilitiesTold bool
 }
 
