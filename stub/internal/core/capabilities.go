@@ -36,15 +36,16 @@ type toldValue struct {
 	told bool
 }
 
-// noteCapabilities logs the capabilities req tells and returns ctx
+// noteCapabilities logs the capabilities req tells (at debug level: the
+// plugin says what it makes of them) and returns ctx
 // carrying them for the Configure handler (see ToldCapabilities).
 func (p *Plugin) noteCapabilities(ctx context.Context, req *api.ConfigureRequest) context.Context {
 	caps, told := toldCapabilities(req)
 	if !told {
-		p.log(LevelInfo, "the runtime tells no capabilities (an older runtime, or upstream's)")
+		p.log(LevelDebug, "the runtime tells no capabilities (an older runtime, or upstream's)")
 	} else {
 		_, unknown := capability.ParseSet(req.GetCapabilities().GetNames())
-		p.log(LevelInfo, "runtime told capabilities", "capabilities", caps.String(), "unknown", len(unknown))
+		p.log(LevelDebug, "the runtime tells capabilities", "capabilities", caps.String(), "unknown", len(unknown))
 		if missing := caps.Missing(p.cfg.RequiredCapabilities); !missing.Empty() {
 			p.log(LevelWarn, "the runtime does not honour capabilities the plugin requires: it will refuse the plugin",
 				"missing", missing.String())
