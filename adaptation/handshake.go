@@ -268,6 +268,7 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
 	defer cancel()
+	told := p.toldCapabilities()
 	req := &api.ConfigureRequest{
 		Config:              config,
 		RuntimeName:         a.name,
@@ -278,6 +279,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		SupportedEvents:     int32(a.cfg.supported),
 		MaxRequestTimeout:   a.cfg.maxPluginTimeout.Milliseconds(),
 		SynchronizeTimeout:  a.cfg.syncTimeout.Milliseconds(),
+		Capabilities:        capabilitySet(told),
 	}
 	start := time.Now()
 	rsp, err := p.ep.Configure(ctx, req)
@@ -314,6 +316,9 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		return registrationError(p.full, codes.FailedPrecondition, nil,
 			"plugin %q subscribed to events this runtime does not support: %s (0x%x); supported: %s",
 			p.full, extra, uint32(extra), a.cfg.supported)
+	}
+	if rerr := checkRequiredCapabilities(p.full, told, rsp.GetRequiredCapabilities()); rerr != nil {
+		return rerr
 	}
 	fp := rsp.GetFailurePolicy()
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
@@ -358,6 +363,6 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	a.mu.Unlock()
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
 		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope,
-		"grant", p.currentGrant().String())
+		"grant", p.currentGrant().String(), "capabilities", told.String())
 	return nil
 }

@@ -52,6 +52,8 @@ func TestRegistrationErrors(t *testing.T) {
 			`plugin "20-x" subscribed to unknown events 0x10000`},
 		{"unsupported events", []string{"-name", "x", "-idx", "20", "-events", fmt.Sprint(0x1800 | int(create))}, "FailedPrecondition",
 			`plugin "20-x" subscribed to events this runtime does not support: UpdatePodSandbox,PostUpdatePodSandbox (0x1800); supported: ` + supported.String()},
+		{"unknown capability", []string{"-name", "x", "-idx", "20", "-require-caps", "env,linux.teleport"}, "FailedPrecondition",
+			`plugin "20-x" requires capabilities this runtime does not honour for it: "linux.teleport" (unknown); honoured: all`},
 		{"configure error", []string{"-name", "x", "-idx", "20", "-configure-error", "bad config"}, "FailedPrecondition",
 			`plugin "20-x" rejected its configuration: bad config`},
 		{"configure timeout", []string{"-name", "x", "-idx", "20", "-behave", "configure-hang"}, "DeadlineExceeded",

@@ -374,6 +374,7 @@ type rawPlugin struct {
 	events      int
 	reqTimeout  time.Duration
 	configError string
+	requireCaps string
 }
 
 func runRawPlugin(args []string) error {
@@ -384,6 +385,7 @@ func runRawPlugin(args []string) error {
 	fs.IntVar(&r.events, "events", 0, "ConfigureResponse.events")
 	fs.DurationVar(&r.reqTimeout, "timeout", 0, "ConfigureResponse.request_timeout")
 	fs.StringVar(&r.configError, "configure-error", "", "fail Configure with this message")
+	fs.StringVar(&r.requireCaps, "require-caps", "", "ConfigureResponse.required_capabilities, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -471,7 +473,11 @@ func (r *rawPlugin) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 	if r.configError != "" {
 		return nil, fmt.Errorf("%s", r.configError)
 	}
-	return &api.ConfigureResponse{Events: int32(r.events), RequestTimeout: r.reqTimeout.Milliseconds()}, nil
+	rsp := &api.ConfigureResponse{Events: int32(r.events), RequestTimeout: r.reqTimeout.Milliseconds()}
+	if r.requireCaps != "" {
+		rsp.RequiredCapabilities = strings.Split(r.requireCaps, ",")
+	}
+	return rsp, nil
 }
 
 func (r *rawPlugin) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {

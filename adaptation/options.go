@@ -137,7 +137,8 @@ type config struct {
 	restart             *Backoff
 	pluginArgs          map[string][]string
 	env                 []string
-	observer            Observer // see observer.go
+	observer            Observer             // see observer.go
+	applied             *policy.Capabilities // nil: policy.All(); see capabilities.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
 	syncFunc      SyncFunc
 	clientOpts    []ttrpc.ClientOpts

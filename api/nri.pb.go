@@ -743,7 +743,7 @@ func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SecurityProfile_ProfileType.Descriptor instead.
 func (SecurityProfile_ProfileType) EnumDescriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{57, 0}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{58, 0}
 }
 
 // How the value is compared.
@@ -797,7 +797,7 @@ func (x AnnotationMatch_Op) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AnnotationMatch_Op.Descriptor instead.
 func (AnnotationMatch_Op) EnumDescriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{87, 0}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{88, 0}
 }
 
 // LogRequest is the argument of HostFunctions.Log.
@@ -1043,8 +1043,13 @@ type ConfigureRequest struct {
 	// Timeout, in milliseconds, for each Synchronize request of this
 	// registration. Zero: not advertised.
 	SynchronizeTimeout int64 `protobuf:"varint,1002,opt,name=synchronize_timeout,json=synchronizeTimeout,proto3" json:"synchronize_timeout,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The capabilities (adjustment fields, update kinds, evictions) the
+	// runtime honours for this plugin: what it applies at all, intersected
+	// with the plugin's grant. Absent: the runtime does not say (an older
+	// runtime, or upstream's); present and empty: it honours nothing.
+	Capabilities  *CapabilitySet `protobuf:"bytes,1003,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureRequest) Reset() {
@@ -1140,6 +1145,62 @@ func (x *ConfigureRequest) GetSynchronizeTimeout() int64 {
 	return 0
 }
 
+func (x *ConfigureRequest) GetCapabilities() *CapabilitySet {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+// CapabilitySet is a set of capabilities by their stable names (such as
+// "env", "linux.devices", "update.linux.resources.cpu", "evict"; see
+// docs/protocol.md). A name the receiver does not know (a newer peer's)
+// is one it cannot use.
+type CapabilitySet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The names, each once, in any order.
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CapabilitySet) Reset() {
+	*x = CapabilitySet{}
+	mi := &file_nrikit_nri_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CapabilitySet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CapabilitySet) ProtoMessage() {}
+
+func (x *CapabilitySet) ProtoReflect() protoreflect.Message {
+	mi := &file_nrikit_nri_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CapabilitySet.ProtoReflect.Descriptor instead.
+func (*CapabilitySet) Descriptor() ([]byte, []int) {
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CapabilitySet) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 // ConfigureResponse carries the plugin's subscription.
 type ConfigureResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1151,14 +1212,18 @@ type ConfigureResponse struct {
 	// capped by ConfigureRequest.max_request_timeout. Zero: the default.
 	RequestTimeout int64 `protobuf:"varint,1000,opt,name=request_timeout,json=requestTimeout,proto3" json:"request_timeout,omitempty"`
 	// The pods and containers the plugin wants events for. Absent: all.
-	Scope         *PluginScope `protobuf:"bytes,1001,opt,name=scope,proto3" json:"scope,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scope *PluginScope `protobuf:"bytes,1001,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Names of the capabilities (see CapabilitySet) the plugin cannot work
+	// without: a runtime that tells capabilities refuses the registration
+	// if it does not honour them all. Empty: none required.
+	RequiredCapabilities []string `protobuf:"bytes,1002,rep,name=required_capabilities,json=requiredCapabilities,proto3" json:"required_capabilities,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[5]
+	mi := &file_nrikit_nri_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1235,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[5]
+	mi := &file_nrikit_nri_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1248,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{5}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ConfigureResponse) GetEvents() int32 {
@@ -1214,6 +1279,13 @@ func (x *ConfigureResponse) GetScope() *PluginScope {
 	return nil
 }
 
+func (x *ConfigureResponse) GetRequiredCapabilities() []string {
+	if x != nil {
+		return x.RequiredCapabilities
+	}
+	return nil
+}
+
 // FailurePolicy tells the runtime what to do when the plugin times out,
 // loses its connection or breaks the protocol. A plugin's explicit
 // rejection of a request is not a failure in this sense.
@@ -1230,7 +1302,7 @@ type FailurePolicy struct {
 
 func (x *FailurePolicy) Reset() {
 	*x = FailurePolicy{}
-	mi := &file_nrikit_nri_proto_msgTypes[6]
+	mi := &file_nrikit_nri_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1314,7 @@ func (x *FailurePolicy) String() string {
 func (*FailurePolicy) ProtoMessage() {}
 
 func (x *FailurePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[6]
+	mi := &file_nrikit_nri_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1327,7 @@ func (x *FailurePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailurePolicy.ProtoReflect.Descriptor instead.
 func (*FailurePolicy) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{6}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FailurePolicy) GetFailRequest() bool {
@@ -1287,7 +1359,7 @@ type SynchronizeRequest struct {
 
 func (x *SynchronizeRequest) Reset() {
 	*x = SynchronizeRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[7]
+	mi := &file_nrikit_nri_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1371,7 @@ func (x *SynchronizeRequest) String() string {
 func (*SynchronizeRequest) ProtoMessage() {}
 
 func (x *SynchronizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[7]
+	mi := &file_nrikit_nri_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1384,7 @@ func (x *SynchronizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SynchronizeRequest.ProtoReflect.Descriptor instead.
 func (*SynchronizeRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{7}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SynchronizeRequest) GetPods() []*PodSandbox {
@@ -1351,7 +1423,7 @@ type SynchronizeResponse struct {
 
 func (x *SynchronizeResponse) Reset() {
 	*x = SynchronizeResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[8]
+	mi := &file_nrikit_nri_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1435,7 @@ func (x *SynchronizeResponse) String() string {
 func (*SynchronizeResponse) ProtoMessage() {}
 
 func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[8]
+	mi := &file_nrikit_nri_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1448,7 @@ func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SynchronizeResponse.ProtoReflect.Descriptor instead.
 func (*SynchronizeResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{8}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SynchronizeResponse) GetUpdate() []*ContainerUpdate {
@@ -1411,7 +1483,7 @@ type RunPodSandboxRequest struct {
 
 func (x *RunPodSandboxRequest) Reset() {
 	*x = RunPodSandboxRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[9]
+	mi := &file_nrikit_nri_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1495,7 @@ func (x *RunPodSandboxRequest) String() string {
 func (*RunPodSandboxRequest) ProtoMessage() {}
 
 func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[9]
+	mi := &file_nrikit_nri_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1508,7 @@ func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{9}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RunPodSandboxRequest) GetPod() *PodSandbox {
@@ -1457,7 +1529,7 @@ type RunPodSandboxResponse struct {
 
 func (x *RunPodSandboxResponse) Reset() {
 	*x = RunPodSandboxResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[10]
+	mi := &file_nrikit_nri_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1541,7 @@ func (x *RunPodSandboxResponse) String() string {
 func (*RunPodSandboxResponse) ProtoMessage() {}
 
 func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[10]
+	mi := &file_nrikit_nri_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1554,7 @@ func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{10}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunPodSandboxResponse) GetOptOut() *OptOut {
@@ -1507,7 +1579,7 @@ type UpdatePodSandboxRequest struct {
 
 func (x *UpdatePodSandboxRequest) Reset() {
 	*x = UpdatePodSandboxRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[11]
+	mi := &file_nrikit_nri_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1591,7 @@ func (x *UpdatePodSandboxRequest) String() string {
 func (*UpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[11]
+	mi := &file_nrikit_nri_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1604,7 @@ func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{11}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1565,7 +1637,7 @@ type UpdatePodSandboxResponse struct {
 
 func (x *UpdatePodSandboxResponse) Reset() {
 	*x = UpdatePodSandboxResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[12]
+	mi := &file_nrikit_nri_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1649,7 @@ func (x *UpdatePodSandboxResponse) String() string {
 func (*UpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[12]
+	mi := &file_nrikit_nri_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1662,7 @@ func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{12}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{13}
 }
 
 // PostUpdatePodSandboxRequest is sent after a pod's resources changed.
@@ -1604,7 +1676,7 @@ type PostUpdatePodSandboxRequest struct {
 
 func (x *PostUpdatePodSandboxRequest) Reset() {
 	*x = PostUpdatePodSandboxRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[13]
+	mi := &file_nrikit_nri_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1688,7 @@ func (x *PostUpdatePodSandboxRequest) String() string {
 func (*PostUpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[13]
+	mi := &file_nrikit_nri_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1701,7 @@ func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{13}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PostUpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1648,7 +1720,7 @@ type PostUpdatePodSandboxResponse struct {
 
 func (x *PostUpdatePodSandboxResponse) Reset() {
 	*x = PostUpdatePodSandboxResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[14]
+	mi := &file_nrikit_nri_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1732,7 @@ func (x *PostUpdatePodSandboxResponse) String() string {
 func (*PostUpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[14]
+	mi := &file_nrikit_nri_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1745,7 @@ func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{14}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{15}
 }
 
 // StopPodSandboxRequest is sent when a pod stops.
@@ -1687,7 +1759,7 @@ type StopPodSandboxRequest struct {
 
 func (x *StopPodSandboxRequest) Reset() {
 	*x = StopPodSandboxRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[15]
+	mi := &file_nrikit_nri_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1771,7 @@ func (x *StopPodSandboxRequest) String() string {
 func (*StopPodSandboxRequest) ProtoMessage() {}
 
 func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[15]
+	mi := &file_nrikit_nri_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1784,7 @@ func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{15}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StopPodSandboxRequest) GetPod() *PodSandbox {
@@ -1731,7 +1803,7 @@ type StopPodSandboxResponse struct {
 
 func (x *StopPodSandboxResponse) Reset() {
 	*x = StopPodSandboxResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[16]
+	mi := &file_nrikit_nri_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1815,7 @@ func (x *StopPodSandboxResponse) String() string {
 func (*StopPodSandboxResponse) ProtoMessage() {}
 
 func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[16]
+	mi := &file_nrikit_nri_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1828,7 @@ func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{16}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{17}
 }
 
 // RemovePodSandboxRequest is sent when a pod is removed.
@@ -1770,7 +1842,7 @@ type RemovePodSandboxRequest struct {
 
 func (x *RemovePodSandboxRequest) Reset() {
 	*x = RemovePodSandboxRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[17]
+	mi := &file_nrikit_nri_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1854,7 @@ func (x *RemovePodSandboxRequest) String() string {
 func (*RemovePodSandboxRequest) ProtoMessage() {}
 
 func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[17]
+	mi := &file_nrikit_nri_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1867,7 @@ func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{17}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RemovePodSandboxRequest) GetPod() *PodSandbox {
@@ -1814,7 +1886,7 @@ type RemovePodSandboxResponse struct {
 
 func (x *RemovePodSandboxResponse) Reset() {
 	*x = RemovePodSandboxResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[18]
+	mi := &file_nrikit_nri_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1898,7 @@ func (x *RemovePodSandboxResponse) String() string {
 func (*RemovePodSandboxResponse) ProtoMessage() {}
 
 func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[18]
+	mi := &file_nrikit_nri_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1911,7 @@ func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{18}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{19}
 }
 
 // CreateContainerRequest is sent when a container is being created.
@@ -1855,7 +1927,7 @@ type CreateContainerRequest struct {
 
 func (x *CreateContainerRequest) Reset() {
 	*x = CreateContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[19]
+	mi := &file_nrikit_nri_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1939,7 @@ func (x *CreateContainerRequest) String() string {
 func (*CreateContainerRequest) ProtoMessage() {}
 
 func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[19]
+	mi := &file_nrikit_nri_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1952,7 @@ func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*CreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{19}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateContainerRequest) GetPod() *PodSandbox {
@@ -1914,7 +1986,7 @@ type CreateContainerResponse struct {
 
 func (x *CreateContainerResponse) Reset() {
 	*x = CreateContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[20]
+	mi := &file_nrikit_nri_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +1998,7 @@ func (x *CreateContainerResponse) String() string {
 func (*CreateContainerResponse) ProtoMessage() {}
 
 func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[20]
+	mi := &file_nrikit_nri_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2011,7 @@ func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*CreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{20}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateContainerResponse) GetAdjust() *ContainerAdjustment {
@@ -1983,7 +2055,7 @@ type PostCreateContainerRequest struct {
 
 func (x *PostCreateContainerRequest) Reset() {
 	*x = PostCreateContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[21]
+	mi := &file_nrikit_nri_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2067,7 @@ func (x *PostCreateContainerRequest) String() string {
 func (*PostCreateContainerRequest) ProtoMessage() {}
 
 func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[21]
+	mi := &file_nrikit_nri_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2080,7 @@ func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{21}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PostCreateContainerRequest) GetPod() *PodSandbox {
@@ -2034,7 +2106,7 @@ type PostCreateContainerResponse struct {
 
 func (x *PostCreateContainerResponse) Reset() {
 	*x = PostCreateContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[22]
+	mi := &file_nrikit_nri_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2118,7 @@ func (x *PostCreateContainerResponse) String() string {
 func (*PostCreateContainerResponse) ProtoMessage() {}
 
 func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[22]
+	mi := &file_nrikit_nri_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2131,7 @@ func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{22}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{23}
 }
 
 // StartContainerRequest is sent when a container is being started.
@@ -2075,7 +2147,7 @@ type StartContainerRequest struct {
 
 func (x *StartContainerRequest) Reset() {
 	*x = StartContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[23]
+	mi := &file_nrikit_nri_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2159,7 @@ func (x *StartContainerRequest) String() string {
 func (*StartContainerRequest) ProtoMessage() {}
 
 func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[23]
+	mi := &file_nrikit_nri_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2172,7 @@ func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequest.ProtoReflect.Descriptor instead.
 func (*StartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{23}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StartContainerRequest) GetPod() *PodSandbox {
@@ -2126,7 +2198,7 @@ type StartContainerResponse struct {
 
 func (x *StartContainerResponse) Reset() {
 	*x = StartContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[24]
+	mi := &file_nrikit_nri_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2210,7 @@ func (x *StartContainerResponse) String() string {
 func (*StartContainerResponse) ProtoMessage() {}
 
 func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[24]
+	mi := &file_nrikit_nri_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2223,7 @@ func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponse.ProtoReflect.Descriptor instead.
 func (*StartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{24}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{25}
 }
 
 // PostStartContainerRequest is sent after a container was started.
@@ -2167,7 +2239,7 @@ type PostStartContainerRequest struct {
 
 func (x *PostStartContainerRequest) Reset() {
 	*x = PostStartContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[25]
+	mi := &file_nrikit_nri_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2251,7 @@ func (x *PostStartContainerRequest) String() string {
 func (*PostStartContainerRequest) ProtoMessage() {}
 
 func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[25]
+	mi := &file_nrikit_nri_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2264,7 @@ func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostStartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{25}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PostStartContainerRequest) GetPod() *PodSandbox {
@@ -2218,7 +2290,7 @@ type PostStartContainerResponse struct {
 
 func (x *PostStartContainerResponse) Reset() {
 	*x = PostStartContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[26]
+	mi := &file_nrikit_nri_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2302,7 @@ func (x *PostStartContainerResponse) String() string {
 func (*PostStartContainerResponse) ProtoMessage() {}
 
 func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[26]
+	mi := &file_nrikit_nri_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2315,7 @@ func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostStartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{26}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{27}
 }
 
 // UpdateContainerRequest is sent when a container's resources change.
@@ -2261,7 +2333,7 @@ type UpdateContainerRequest struct {
 
 func (x *UpdateContainerRequest) Reset() {
 	*x = UpdateContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[27]
+	mi := &file_nrikit_nri_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2345,7 @@ func (x *UpdateContainerRequest) String() string {
 func (*UpdateContainerRequest) ProtoMessage() {}
 
 func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[27]
+	mi := &file_nrikit_nri_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2358,7 @@ func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{27}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdateContainerRequest) GetPod() *PodSandbox {
@@ -2323,7 +2395,7 @@ type UpdateContainerResponse struct {
 
 func (x *UpdateContainerResponse) Reset() {
 	*x = UpdateContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[28]
+	mi := &file_nrikit_nri_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2407,7 @@ func (x *UpdateContainerResponse) String() string {
 func (*UpdateContainerResponse) ProtoMessage() {}
 
 func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[28]
+	mi := &file_nrikit_nri_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2420,7 @@ func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{28}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2378,7 +2450,7 @@ type PostUpdateContainerRequest struct {
 
 func (x *PostUpdateContainerRequest) Reset() {
 	*x = PostUpdateContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[29]
+	mi := &file_nrikit_nri_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2462,7 @@ func (x *PostUpdateContainerRequest) String() string {
 func (*PostUpdateContainerRequest) ProtoMessage() {}
 
 func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[29]
+	mi := &file_nrikit_nri_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2475,7 @@ func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{29}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PostUpdateContainerRequest) GetPod() *PodSandbox {
@@ -2429,7 +2501,7 @@ type PostUpdateContainerResponse struct {
 
 func (x *PostUpdateContainerResponse) Reset() {
 	*x = PostUpdateContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[30]
+	mi := &file_nrikit_nri_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2513,7 @@ func (x *PostUpdateContainerResponse) String() string {
 func (*PostUpdateContainerResponse) ProtoMessage() {}
 
 func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[30]
+	mi := &file_nrikit_nri_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2526,7 @@ func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{30}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{31}
 }
 
 // StopContainerRequest is sent when a container stops.
@@ -2470,7 +2542,7 @@ type StopContainerRequest struct {
 
 func (x *StopContainerRequest) Reset() {
 	*x = StopContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[31]
+	mi := &file_nrikit_nri_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2554,7 @@ func (x *StopContainerRequest) String() string {
 func (*StopContainerRequest) ProtoMessage() {}
 
 func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[31]
+	mi := &file_nrikit_nri_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2567,7 @@ func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequest.ProtoReflect.Descriptor instead.
 func (*StopContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{31}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StopContainerRequest) GetPod() *PodSandbox {
@@ -2523,7 +2595,7 @@ type StopContainerResponse struct {
 
 func (x *StopContainerResponse) Reset() {
 	*x = StopContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[32]
+	mi := &file_nrikit_nri_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2535,7 +2607,7 @@ func (x *StopContainerResponse) String() string {
 func (*StopContainerResponse) ProtoMessage() {}
 
 func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[32]
+	mi := &file_nrikit_nri_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2548,7 +2620,7 @@ func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponse.ProtoReflect.Descriptor instead.
 func (*StopContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{32}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StopContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2571,7 +2643,7 @@ type RemoveContainerRequest struct {
 
 func (x *RemoveContainerRequest) Reset() {
 	*x = RemoveContainerRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[33]
+	mi := &file_nrikit_nri_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2655,7 @@ func (x *RemoveContainerRequest) String() string {
 func (*RemoveContainerRequest) ProtoMessage() {}
 
 func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[33]
+	mi := &file_nrikit_nri_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2668,7 @@ func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerRequest.ProtoReflect.Descriptor instead.
 func (*RemoveContainerRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{33}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RemoveContainerRequest) GetPod() *PodSandbox {
@@ -2622,7 +2694,7 @@ type RemoveContainerResponse struct {
 
 func (x *RemoveContainerResponse) Reset() {
 	*x = RemoveContainerResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[34]
+	mi := &file_nrikit_nri_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2706,7 @@ func (x *RemoveContainerResponse) String() string {
 func (*RemoveContainerResponse) ProtoMessage() {}
 
 func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[34]
+	mi := &file_nrikit_nri_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2719,7 @@ func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerResponse.ProtoReflect.Descriptor instead.
 func (*RemoveContainerResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{34}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{35}
 }
 
 // StateChangeEvent delivers an event to a plugin through StateChange.
@@ -2665,7 +2737,7 @@ type StateChangeEvent struct {
 
 func (x *StateChangeEvent) Reset() {
 	*x = StateChangeEvent{}
-	mi := &file_nrikit_nri_proto_msgTypes[35]
+	mi := &file_nrikit_nri_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2677,7 +2749,7 @@ func (x *StateChangeEvent) String() string {
 func (*StateChangeEvent) ProtoMessage() {}
 
 func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[35]
+	mi := &file_nrikit_nri_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2690,7 +2762,7 @@ func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChangeEvent.ProtoReflect.Descriptor instead.
 func (*StateChangeEvent) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{35}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StateChangeEvent) GetEvent() Event {
@@ -2736,7 +2808,7 @@ type ValidateContainerAdjustmentRequest struct {
 
 func (x *ValidateContainerAdjustmentRequest) Reset() {
 	*x = ValidateContainerAdjustmentRequest{}
-	mi := &file_nrikit_nri_proto_msgTypes[36]
+	mi := &file_nrikit_nri_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +2820,7 @@ func (x *ValidateContainerAdjustmentRequest) String() string {
 func (*ValidateContainerAdjustmentRequest) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[36]
+	mi := &file_nrikit_nri_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +2833,7 @@ func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ValidateContainerAdjustmentRequest.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentRequest) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{36}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ValidateContainerAdjustmentRequest) GetPod() *PodSandbox {
@@ -2817,7 +2889,7 @@ type PluginInstance struct {
 
 func (x *PluginInstance) Reset() {
 	*x = PluginInstance{}
-	mi := &file_nrikit_nri_proto_msgTypes[37]
+	mi := &file_nrikit_nri_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2901,7 @@ func (x *PluginInstance) String() string {
 func (*PluginInstance) ProtoMessage() {}
 
 func (x *PluginInstance) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[37]
+	mi := &file_nrikit_nri_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2914,7 @@ func (x *PluginInstance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInstance.ProtoReflect.Descriptor instead.
 func (*PluginInstance) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{37}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PluginInstance) GetName() string {
@@ -2870,7 +2942,7 @@ type ValidateContainerAdjustmentResponse struct {
 
 func (x *ValidateContainerAdjustmentResponse) Reset() {
 	*x = ValidateContainerAdjustmentResponse{}
-	mi := &file_nrikit_nri_proto_msgTypes[38]
+	mi := &file_nrikit_nri_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +2954,7 @@ func (x *ValidateContainerAdjustmentResponse) String() string {
 func (*ValidateContainerAdjustmentResponse) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[38]
+	mi := &file_nrikit_nri_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +2967,7 @@ func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ValidateContainerAdjustmentResponse.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentResponse) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{38}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ValidateContainerAdjustmentResponse) GetReject() bool {
@@ -2921,7 +2993,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_nrikit_nri_proto_msgTypes[39]
+	mi := &file_nrikit_nri_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3005,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[39]
+	mi := &file_nrikit_nri_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3018,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{39}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{40}
 }
 
 // PodSandbox describes a pod.
@@ -2968,7 +3040,7 @@ type PodSandbox struct {
 
 func (x *PodSandbox) Reset() {
 	*x = PodSandbox{}
-	mi := &file_nrikit_nri_proto_msgTypes[40]
+	mi := &file_nrikit_nri_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2980,7 +3052,7 @@ func (x *PodSandbox) String() string {
 func (*PodSandbox) ProtoMessage() {}
 
 func (x *PodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[40]
+	mi := &file_nrikit_nri_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2993,7 +3065,7 @@ func (x *PodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandbox.ProtoReflect.Descriptor instead.
 func (*PodSandbox) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{40}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PodSandbox) GetId() string {
@@ -3081,7 +3153,7 @@ type LinuxPodSandbox struct {
 
 func (x *LinuxPodSandbox) Reset() {
 	*x = LinuxPodSandbox{}
-	mi := &file_nrikit_nri_proto_msgTypes[41]
+	mi := &file_nrikit_nri_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3093,7 +3165,7 @@ func (x *LinuxPodSandbox) String() string {
 func (*LinuxPodSandbox) ProtoMessage() {}
 
 func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[41]
+	mi := &file_nrikit_nri_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3106,7 +3178,7 @@ func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPodSandbox.ProtoReflect.Descriptor instead.
 func (*LinuxPodSandbox) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{41}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LinuxPodSandbox) GetPodOverhead() *LinuxResources {
@@ -3182,7 +3254,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_nrikit_nri_proto_msgTypes[42]
+	mi := &file_nrikit_nri_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3266,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[42]
+	mi := &file_nrikit_nri_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3279,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{42}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Container) GetId() string {
@@ -3379,7 +3451,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_nrikit_nri_proto_msgTypes[43]
+	mi := &file_nrikit_nri_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3463,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[43]
+	mi := &file_nrikit_nri_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3476,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{43}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Image) GetName() string {
@@ -3441,7 +3513,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_nrikit_nri_proto_msgTypes[44]
+	mi := &file_nrikit_nri_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3453,7 +3525,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[44]
+	mi := &file_nrikit_nri_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3466,7 +3538,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{44}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Mount) GetDestination() string {
@@ -3512,7 +3584,7 @@ type Hooks struct {
 
 func (x *Hooks) Reset() {
 	*x = Hooks{}
-	mi := &file_nrikit_nri_proto_msgTypes[45]
+	mi := &file_nrikit_nri_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3596,7 @@ func (x *Hooks) String() string {
 func (*Hooks) ProtoMessage() {}
 
 func (x *Hooks) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[45]
+	mi := &file_nrikit_nri_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3609,7 @@ func (x *Hooks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hooks.ProtoReflect.Descriptor instead.
 func (*Hooks) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{45}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Hooks) GetPrestart() []*Hook {
@@ -3595,7 +3667,7 @@ type Hook struct {
 
 func (x *Hook) Reset() {
 	*x = Hook{}
-	mi := &file_nrikit_nri_proto_msgTypes[46]
+	mi := &file_nrikit_nri_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +3679,7 @@ func (x *Hook) String() string {
 func (*Hook) ProtoMessage() {}
 
 func (x *Hook) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[46]
+	mi := &file_nrikit_nri_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +3692,7 @@ func (x *Hook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hook.ProtoReflect.Descriptor instead.
 func (*Hook) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{46}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Hook) GetPath() string {
@@ -3672,7 +3744,7 @@ type LinuxContainer struct {
 
 func (x *LinuxContainer) Reset() {
 	*x = LinuxContainer{}
-	mi := &file_nrikit_nri_proto_msgTypes[47]
+	mi := &file_nrikit_nri_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3684,7 +3756,7 @@ func (x *LinuxContainer) String() string {
 func (*LinuxContainer) ProtoMessage() {}
 
 func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[47]
+	mi := &file_nrikit_nri_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3697,7 +3769,7 @@ func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainer.ProtoReflect.Descriptor instead.
 func (*LinuxContainer) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{47}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LinuxContainer) GetNamespaces() []*LinuxNamespace {
@@ -3795,7 +3867,7 @@ type LinuxNamespace struct {
 
 func (x *LinuxNamespace) Reset() {
 	*x = LinuxNamespace{}
-	mi := &file_nrikit_nri_proto_msgTypes[48]
+	mi := &file_nrikit_nri_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3807,7 +3879,7 @@ func (x *LinuxNamespace) String() string {
 func (*LinuxNamespace) ProtoMessage() {}
 
 func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[48]
+	mi := &file_nrikit_nri_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3820,7 +3892,7 @@ func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNamespace.ProtoReflect.Descriptor instead.
 func (*LinuxNamespace) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{48}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LinuxNamespace) GetType() string {
@@ -3853,7 +3925,7 @@ type LinuxDevice struct {
 
 func (x *LinuxDevice) Reset() {
 	*x = LinuxDevice{}
-	mi := &file_nrikit_nri_proto_msgTypes[49]
+	mi := &file_nrikit_nri_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3865,7 +3937,7 @@ func (x *LinuxDevice) String() string {
 func (*LinuxDevice) ProtoMessage() {}
 
 func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[49]
+	mi := &file_nrikit_nri_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3878,7 +3950,7 @@ func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDevice.ProtoReflect.Descriptor instead.
 func (*LinuxDevice) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{49}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LinuxDevice) GetPath() string {
@@ -3944,7 +4016,7 @@ type LinuxDeviceCgroup struct {
 
 func (x *LinuxDeviceCgroup) Reset() {
 	*x = LinuxDeviceCgroup{}
-	mi := &file_nrikit_nri_proto_msgTypes[50]
+	mi := &file_nrikit_nri_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +4028,7 @@ func (x *LinuxDeviceCgroup) String() string {
 func (*LinuxDeviceCgroup) ProtoMessage() {}
 
 func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[50]
+	mi := &file_nrikit_nri_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4041,7 @@ func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDeviceCgroup.ProtoReflect.Descriptor instead.
 func (*LinuxDeviceCgroup) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{50}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LinuxDeviceCgroup) GetAllow() bool {
@@ -4017,7 +4089,7 @@ type CDIDevice struct {
 
 func (x *CDIDevice) Reset() {
 	*x = CDIDevice{}
-	mi := &file_nrikit_nri_proto_msgTypes[51]
+	mi := &file_nrikit_nri_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4029,7 +4101,7 @@ func (x *CDIDevice) String() string {
 func (*CDIDevice) ProtoMessage() {}
 
 func (x *CDIDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[51]
+	mi := &file_nrikit_nri_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4042,7 +4114,7 @@ func (x *CDIDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CDIDevice.ProtoReflect.Descriptor instead.
 func (*CDIDevice) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{51}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CDIDevice) GetName() string {
@@ -4064,7 +4136,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_nrikit_nri_proto_msgTypes[52]
+	mi := &file_nrikit_nri_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4076,7 +4148,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[52]
+	mi := &file_nrikit_nri_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4089,7 +4161,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{52}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *User) GetUid() uint32 {
@@ -4130,7 +4202,7 @@ type LinuxResources struct {
 
 func (x *LinuxResources) Reset() {
 	*x = LinuxResources{}
-	mi := &file_nrikit_nri_proto_msgTypes[53]
+	mi := &file_nrikit_nri_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4142,7 +4214,7 @@ func (x *LinuxResources) String() string {
 func (*LinuxResources) ProtoMessage() {}
 
 func (x *LinuxResources) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[53]
+	mi := &file_nrikit_nri_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4155,7 +4227,7 @@ func (x *LinuxResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxResources.ProtoReflect.Descriptor instead.
 func (*LinuxResources) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{53}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LinuxResources) GetMemory() *LinuxMemory {
@@ -4231,7 +4303,7 @@ type LinuxMemory struct {
 
 func (x *LinuxMemory) Reset() {
 	*x = LinuxMemory{}
-	mi := &file_nrikit_nri_proto_msgTypes[54]
+	mi := &file_nrikit_nri_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4243,7 +4315,7 @@ func (x *LinuxMemory) String() string {
 func (*LinuxMemory) ProtoMessage() {}
 
 func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[54]
+	mi := &file_nrikit_nri_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4256,7 +4328,7 @@ func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemory.ProtoReflect.Descriptor instead.
 func (*LinuxMemory) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{54}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LinuxMemory) GetLimit() *OptionalInt64 {
@@ -4331,7 +4403,7 @@ type LinuxCPU struct {
 
 func (x *LinuxCPU) Reset() {
 	*x = LinuxCPU{}
-	mi := &file_nrikit_nri_proto_msgTypes[55]
+	mi := &file_nrikit_nri_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4343,7 +4415,7 @@ func (x *LinuxCPU) String() string {
 func (*LinuxCPU) ProtoMessage() {}
 
 func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[55]
+	mi := &file_nrikit_nri_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4356,7 +4428,7 @@ func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxCPU.ProtoReflect.Descriptor instead.
 func (*LinuxCPU) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{55}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LinuxCPU) GetShares() *OptionalUInt64 {
@@ -4419,7 +4491,7 @@ type HugepageLimit struct {
 
 func (x *HugepageLimit) Reset() {
 	*x = HugepageLimit{}
-	mi := &file_nrikit_nri_proto_msgTypes[56]
+	mi := &file_nrikit_nri_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4431,7 +4503,7 @@ func (x *HugepageLimit) String() string {
 func (*HugepageLimit) ProtoMessage() {}
 
 func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[56]
+	mi := &file_nrikit_nri_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4444,7 +4516,7 @@ func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HugepageLimit.ProtoReflect.Descriptor instead.
 func (*HugepageLimit) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{56}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *HugepageLimit) GetPageSize() string {
@@ -4472,7 +4544,7 @@ type SecurityProfile struct {
 
 func (x *SecurityProfile) Reset() {
 	*x = SecurityProfile{}
-	mi := &file_nrikit_nri_proto_msgTypes[57]
+	mi := &file_nrikit_nri_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4484,7 +4556,7 @@ func (x *SecurityProfile) String() string {
 func (*SecurityProfile) ProtoMessage() {}
 
 func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[57]
+	mi := &file_nrikit_nri_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4497,7 +4569,7 @@ func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityProfile.ProtoReflect.Descriptor instead.
 func (*SecurityProfile) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{57}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SecurityProfile) GetProfileType() SecurityProfile_ProfileType {
@@ -4526,7 +4598,7 @@ type POSIXRlimit struct {
 
 func (x *POSIXRlimit) Reset() {
 	*x = POSIXRlimit{}
-	mi := &file_nrikit_nri_proto_msgTypes[58]
+	mi := &file_nrikit_nri_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4538,7 +4610,7 @@ func (x *POSIXRlimit) String() string {
 func (*POSIXRlimit) ProtoMessage() {}
 
 func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[58]
+	mi := &file_nrikit_nri_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4551,7 +4623,7 @@ func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use POSIXRlimit.ProtoReflect.Descriptor instead.
 func (*POSIXRlimit) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{58}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *POSIXRlimit) GetType() string {
@@ -4585,7 +4657,7 @@ type LinuxPids struct {
 
 func (x *LinuxPids) Reset() {
 	*x = LinuxPids{}
-	mi := &file_nrikit_nri_proto_msgTypes[59]
+	mi := &file_nrikit_nri_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4597,7 +4669,7 @@ func (x *LinuxPids) String() string {
 func (*LinuxPids) ProtoMessage() {}
 
 func (x *LinuxPids) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[59]
+	mi := &file_nrikit_nri_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4610,7 +4682,7 @@ func (x *LinuxPids) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPids.ProtoReflect.Descriptor instead.
 func (*LinuxPids) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{59}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LinuxPids) GetLimit() int64 {
@@ -4631,7 +4703,7 @@ type LinuxIOPriority struct {
 
 func (x *LinuxIOPriority) Reset() {
 	*x = LinuxIOPriority{}
-	mi := &file_nrikit_nri_proto_msgTypes[60]
+	mi := &file_nrikit_nri_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4643,7 +4715,7 @@ func (x *LinuxIOPriority) String() string {
 func (*LinuxIOPriority) ProtoMessage() {}
 
 func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[60]
+	mi := &file_nrikit_nri_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4656,7 +4728,7 @@ func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxIOPriority.ProtoReflect.Descriptor instead.
 func (*LinuxIOPriority) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{60}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LinuxIOPriority) GetClass() IOPrioClass {
@@ -4683,7 +4755,7 @@ type LinuxNetDevice struct {
 
 func (x *LinuxNetDevice) Reset() {
 	*x = LinuxNetDevice{}
-	mi := &file_nrikit_nri_proto_msgTypes[61]
+	mi := &file_nrikit_nri_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4695,7 +4767,7 @@ func (x *LinuxNetDevice) String() string {
 func (*LinuxNetDevice) ProtoMessage() {}
 
 func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[61]
+	mi := &file_nrikit_nri_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4708,7 +4780,7 @@ func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNetDevice.ProtoReflect.Descriptor instead.
 func (*LinuxNetDevice) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{61}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LinuxNetDevice) GetName() string {
@@ -4734,7 +4806,7 @@ type LinuxScheduler struct {
 
 func (x *LinuxScheduler) Reset() {
 	*x = LinuxScheduler{}
-	mi := &file_nrikit_nri_proto_msgTypes[62]
+	mi := &file_nrikit_nri_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +4818,7 @@ func (x *LinuxScheduler) String() string {
 func (*LinuxScheduler) ProtoMessage() {}
 
 func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[62]
+	mi := &file_nrikit_nri_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +4831,7 @@ func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxScheduler.ProtoReflect.Descriptor instead.
 func (*LinuxScheduler) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{62}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LinuxScheduler) GetPolicy() LinuxSchedulerPolicy {
@@ -4829,7 +4901,7 @@ type ContainerAdjustment struct {
 
 func (x *ContainerAdjustment) Reset() {
 	*x = ContainerAdjustment{}
-	mi := &file_nrikit_nri_proto_msgTypes[63]
+	mi := &file_nrikit_nri_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4841,7 +4913,7 @@ func (x *ContainerAdjustment) String() string {
 func (*ContainerAdjustment) ProtoMessage() {}
 
 func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[63]
+	mi := &file_nrikit_nri_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4854,7 +4926,7 @@ func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*ContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{63}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ContainerAdjustment) GetAnnotations() map[string]string {
@@ -4934,7 +5006,7 @@ type LinuxContainerAdjustment struct {
 
 func (x *LinuxContainerAdjustment) Reset() {
 	*x = LinuxContainerAdjustment{}
-	mi := &file_nrikit_nri_proto_msgTypes[64]
+	mi := &file_nrikit_nri_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4946,7 +5018,7 @@ func (x *LinuxContainerAdjustment) String() string {
 func (*LinuxContainerAdjustment) ProtoMessage() {}
 
 func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[64]
+	mi := &file_nrikit_nri_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4959,7 +5031,7 @@ func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*LinuxContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{64}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LinuxContainerAdjustment) GetDevices() []*LinuxDevice {
@@ -5062,7 +5134,7 @@ type LinuxSeccomp struct {
 
 func (x *LinuxSeccomp) Reset() {
 	*x = LinuxSeccomp{}
-	mi := &file_nrikit_nri_proto_msgTypes[65]
+	mi := &file_nrikit_nri_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5074,7 +5146,7 @@ func (x *LinuxSeccomp) String() string {
 func (*LinuxSeccomp) ProtoMessage() {}
 
 func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[65]
+	mi := &file_nrikit_nri_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5087,7 +5159,7 @@ func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccomp.ProtoReflect.Descriptor instead.
 func (*LinuxSeccomp) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{65}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LinuxSeccomp) GetDefaultAction() string {
@@ -5152,7 +5224,7 @@ type LinuxSyscall struct {
 
 func (x *LinuxSyscall) Reset() {
 	*x = LinuxSyscall{}
-	mi := &file_nrikit_nri_proto_msgTypes[66]
+	mi := &file_nrikit_nri_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5164,7 +5236,7 @@ func (x *LinuxSyscall) String() string {
 func (*LinuxSyscall) ProtoMessage() {}
 
 func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[66]
+	mi := &file_nrikit_nri_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5177,7 +5249,7 @@ func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSyscall.ProtoReflect.Descriptor instead.
 func (*LinuxSyscall) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{66}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LinuxSyscall) GetNames() []string {
@@ -5221,7 +5293,7 @@ type LinuxSeccompArg struct {
 
 func (x *LinuxSeccompArg) Reset() {
 	*x = LinuxSeccompArg{}
-	mi := &file_nrikit_nri_proto_msgTypes[67]
+	mi := &file_nrikit_nri_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5233,7 +5305,7 @@ func (x *LinuxSeccompArg) String() string {
 func (*LinuxSeccompArg) ProtoMessage() {}
 
 func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[67]
+	mi := &file_nrikit_nri_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5246,7 +5318,7 @@ func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccompArg.ProtoReflect.Descriptor instead.
 func (*LinuxSeccompArg) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{67}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LinuxSeccompArg) GetIndex() uint32 {
@@ -5289,7 +5361,7 @@ type LinuxMemoryPolicy struct {
 
 func (x *LinuxMemoryPolicy) Reset() {
 	*x = LinuxMemoryPolicy{}
-	mi := &file_nrikit_nri_proto_msgTypes[68]
+	mi := &file_nrikit_nri_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5301,7 +5373,7 @@ func (x *LinuxMemoryPolicy) String() string {
 func (*LinuxMemoryPolicy) ProtoMessage() {}
 
 func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[68]
+	mi := &file_nrikit_nri_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5314,7 +5386,7 @@ func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemoryPolicy.ProtoReflect.Descriptor instead.
 func (*LinuxMemoryPolicy) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{68}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LinuxMemoryPolicy) GetMode() MpolMode {
@@ -5350,7 +5422,7 @@ type ContainerUpdate struct {
 
 func (x *ContainerUpdate) Reset() {
 	*x = ContainerUpdate{}
-	mi := &file_nrikit_nri_proto_msgTypes[69]
+	mi := &file_nrikit_nri_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5362,7 +5434,7 @@ func (x *ContainerUpdate) String() string {
 func (*ContainerUpdate) ProtoMessage() {}
 
 func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[69]
+	mi := &file_nrikit_nri_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5375,7 +5447,7 @@ func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdate.ProtoReflect.Descriptor instead.
 func (*ContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{69}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ContainerUpdate) GetContainerId() string {
@@ -5409,7 +5481,7 @@ type LinuxContainerUpdate struct {
 
 func (x *LinuxContainerUpdate) Reset() {
 	*x = LinuxContainerUpdate{}
-	mi := &file_nrikit_nri_proto_msgTypes[70]
+	mi := &file_nrikit_nri_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5421,7 +5493,7 @@ func (x *LinuxContainerUpdate) String() string {
 func (*LinuxContainerUpdate) ProtoMessage() {}
 
 func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[70]
+	mi := &file_nrikit_nri_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5434,7 +5506,7 @@ func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerUpdate.ProtoReflect.Descriptor instead.
 func (*LinuxContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{70}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LinuxContainerUpdate) GetResources() *LinuxResources {
@@ -5455,7 +5527,7 @@ type ContainerEviction struct {
 
 func (x *ContainerEviction) Reset() {
 	*x = ContainerEviction{}
-	mi := &file_nrikit_nri_proto_msgTypes[71]
+	mi := &file_nrikit_nri_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5467,7 +5539,7 @@ func (x *ContainerEviction) String() string {
 func (*ContainerEviction) ProtoMessage() {}
 
 func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[71]
+	mi := &file_nrikit_nri_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5480,7 +5552,7 @@ func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerEviction.ProtoReflect.Descriptor instead.
 func (*ContainerEviction) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{71}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ContainerEviction) GetContainerId() string {
@@ -5511,7 +5583,7 @@ type LinuxRdt struct {
 
 func (x *LinuxRdt) Reset() {
 	*x = LinuxRdt{}
-	mi := &file_nrikit_nri_proto_msgTypes[72]
+	mi := &file_nrikit_nri_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5523,7 +5595,7 @@ func (x *LinuxRdt) String() string {
 func (*LinuxRdt) ProtoMessage() {}
 
 func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[72]
+	mi := &file_nrikit_nri_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5536,7 +5608,7 @@ func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxRdt.ProtoReflect.Descriptor instead.
 func (*LinuxRdt) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{72}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LinuxRdt) GetClosId() *OptionalString {
@@ -5578,7 +5650,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_nrikit_nri_proto_msgTypes[73]
+	mi := &file_nrikit_nri_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5590,7 +5662,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[73]
+	mi := &file_nrikit_nri_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5603,7 +5675,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{73}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -5630,7 +5702,7 @@ type OptionalString struct {
 
 func (x *OptionalString) Reset() {
 	*x = OptionalString{}
-	mi := &file_nrikit_nri_proto_msgTypes[74]
+	mi := &file_nrikit_nri_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5642,7 +5714,7 @@ func (x *OptionalString) String() string {
 func (*OptionalString) ProtoMessage() {}
 
 func (x *OptionalString) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[74]
+	mi := &file_nrikit_nri_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5655,7 +5727,7 @@ func (x *OptionalString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalString.ProtoReflect.Descriptor instead.
 func (*OptionalString) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{74}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *OptionalString) GetValue() string {
@@ -5675,7 +5747,7 @@ type OptionalRepeatedString struct {
 
 func (x *OptionalRepeatedString) Reset() {
 	*x = OptionalRepeatedString{}
-	mi := &file_nrikit_nri_proto_msgTypes[75]
+	mi := &file_nrikit_nri_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5687,7 +5759,7 @@ func (x *OptionalRepeatedString) String() string {
 func (*OptionalRepeatedString) ProtoMessage() {}
 
 func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[75]
+	mi := &file_nrikit_nri_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5700,7 +5772,7 @@ func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalRepeatedString.ProtoReflect.Descriptor instead.
 func (*OptionalRepeatedString) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{75}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *OptionalRepeatedString) GetValue() []string {
@@ -5720,7 +5792,7 @@ type OptionalInt struct {
 
 func (x *OptionalInt) Reset() {
 	*x = OptionalInt{}
-	mi := &file_nrikit_nri_proto_msgTypes[76]
+	mi := &file_nrikit_nri_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5732,7 +5804,7 @@ func (x *OptionalInt) String() string {
 func (*OptionalInt) ProtoMessage() {}
 
 func (x *OptionalInt) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[76]
+	mi := &file_nrikit_nri_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5745,7 +5817,7 @@ func (x *OptionalInt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt.ProtoReflect.Descriptor instead.
 func (*OptionalInt) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{76}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *OptionalInt) GetValue() int64 {
@@ -5765,7 +5837,7 @@ type OptionalInt32 struct {
 
 func (x *OptionalInt32) Reset() {
 	*x = OptionalInt32{}
-	mi := &file_nrikit_nri_proto_msgTypes[77]
+	mi := &file_nrikit_nri_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5777,7 +5849,7 @@ func (x *OptionalInt32) String() string {
 func (*OptionalInt32) ProtoMessage() {}
 
 func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[77]
+	mi := &file_nrikit_nri_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5790,7 +5862,7 @@ func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt32.ProtoReflect.Descriptor instead.
 func (*OptionalInt32) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{77}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *OptionalInt32) GetValue() int32 {
@@ -5810,7 +5882,7 @@ type OptionalUInt32 struct {
 
 func (x *OptionalUInt32) Reset() {
 	*x = OptionalUInt32{}
-	mi := &file_nrikit_nri_proto_msgTypes[78]
+	mi := &file_nrikit_nri_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5822,7 +5894,7 @@ func (x *OptionalUInt32) String() string {
 func (*OptionalUInt32) ProtoMessage() {}
 
 func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[78]
+	mi := &file_nrikit_nri_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5835,7 +5907,7 @@ func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt32.ProtoReflect.Descriptor instead.
 func (*OptionalUInt32) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{78}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *OptionalUInt32) GetValue() uint32 {
@@ -5855,7 +5927,7 @@ type OptionalInt64 struct {
 
 func (x *OptionalInt64) Reset() {
 	*x = OptionalInt64{}
-	mi := &file_nrikit_nri_proto_msgTypes[79]
+	mi := &file_nrikit_nri_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5867,7 +5939,7 @@ func (x *OptionalInt64) String() string {
 func (*OptionalInt64) ProtoMessage() {}
 
 func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[79]
+	mi := &file_nrikit_nri_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5880,7 +5952,7 @@ func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt64.ProtoReflect.Descriptor instead.
 func (*OptionalInt64) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{79}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *OptionalInt64) GetValue() int64 {
@@ -5900,7 +5972,7 @@ type OptionalUInt64 struct {
 
 func (x *OptionalUInt64) Reset() {
 	*x = OptionalUInt64{}
-	mi := &file_nrikit_nri_proto_msgTypes[80]
+	mi := &file_nrikit_nri_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5912,7 +5984,7 @@ func (x *OptionalUInt64) String() string {
 func (*OptionalUInt64) ProtoMessage() {}
 
 func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[80]
+	mi := &file_nrikit_nri_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5925,7 +5997,7 @@ func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt64.ProtoReflect.Descriptor instead.
 func (*OptionalUInt64) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{80}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *OptionalUInt64) GetValue() uint64 {
@@ -5945,7 +6017,7 @@ type OptionalBool struct {
 
 func (x *OptionalBool) Reset() {
 	*x = OptionalBool{}
-	mi := &file_nrikit_nri_proto_msgTypes[81]
+	mi := &file_nrikit_nri_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5957,7 +6029,7 @@ func (x *OptionalBool) String() string {
 func (*OptionalBool) ProtoMessage() {}
 
 func (x *OptionalBool) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[81]
+	mi := &file_nrikit_nri_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5970,7 +6042,7 @@ func (x *OptionalBool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalBool.ProtoReflect.Descriptor instead.
 func (*OptionalBool) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{81}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *OptionalBool) GetValue() bool {
@@ -5990,7 +6062,7 @@ type OptionalFileMode struct {
 
 func (x *OptionalFileMode) Reset() {
 	*x = OptionalFileMode{}
-	mi := &file_nrikit_nri_proto_msgTypes[82]
+	mi := &file_nrikit_nri_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6002,7 +6074,7 @@ func (x *OptionalFileMode) String() string {
 func (*OptionalFileMode) ProtoMessage() {}
 
 func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[82]
+	mi := &file_nrikit_nri_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6015,7 +6087,7 @@ func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalFileMode.ProtoReflect.Descriptor instead.
 func (*OptionalFileMode) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{82}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *OptionalFileMode) GetValue() uint32 {
@@ -6036,7 +6108,7 @@ type CompoundFieldOwners struct {
 
 func (x *CompoundFieldOwners) Reset() {
 	*x = CompoundFieldOwners{}
-	mi := &file_nrikit_nri_proto_msgTypes[83]
+	mi := &file_nrikit_nri_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6048,7 +6120,7 @@ func (x *CompoundFieldOwners) String() string {
 func (*CompoundFieldOwners) ProtoMessage() {}
 
 func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[83]
+	mi := &file_nrikit_nri_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6061,7 +6133,7 @@ func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompoundFieldOwners.ProtoReflect.Descriptor instead.
 func (*CompoundFieldOwners) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{83}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CompoundFieldOwners) GetOwners() map[string]string {
@@ -6083,7 +6155,7 @@ type FieldOwners struct {
 
 func (x *FieldOwners) Reset() {
 	*x = FieldOwners{}
-	mi := &file_nrikit_nri_proto_msgTypes[84]
+	mi := &file_nrikit_nri_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6095,7 +6167,7 @@ func (x *FieldOwners) String() string {
 func (*FieldOwners) ProtoMessage() {}
 
 func (x *FieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[84]
+	mi := &file_nrikit_nri_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6108,7 +6180,7 @@ func (x *FieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldOwners.ProtoReflect.Descriptor instead.
 func (*FieldOwners) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{84}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *FieldOwners) GetSimple() map[int32]string {
@@ -6135,7 +6207,7 @@ type OwningPlugins struct {
 
 func (x *OwningPlugins) Reset() {
 	*x = OwningPlugins{}
-	mi := &file_nrikit_nri_proto_msgTypes[85]
+	mi := &file_nrikit_nri_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6147,7 +6219,7 @@ func (x *OwningPlugins) String() string {
 func (*OwningPlugins) ProtoMessage() {}
 
 func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[85]
+	mi := &file_nrikit_nri_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6160,7 +6232,7 @@ func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwningPlugins.ProtoReflect.Descriptor instead.
 func (*OwningPlugins) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{85}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *OwningPlugins) GetOwners() map[string]*FieldOwners {
@@ -6198,7 +6270,7 @@ type PluginScope struct {
 
 func (x *PluginScope) Reset() {
 	*x = PluginScope{}
-	mi := &file_nrikit_nri_proto_msgTypes[86]
+	mi := &file_nrikit_nri_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6210,7 +6282,7 @@ func (x *PluginScope) String() string {
 func (*PluginScope) ProtoMessage() {}
 
 func (x *PluginScope) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[86]
+	mi := &file_nrikit_nri_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6223,7 +6295,7 @@ func (x *PluginScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScope.ProtoReflect.Descriptor instead.
 func (*PluginScope) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{86}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PluginScope) GetNamespaces() []string {
@@ -6294,7 +6366,7 @@ type AnnotationMatch struct {
 
 func (x *AnnotationMatch) Reset() {
 	*x = AnnotationMatch{}
-	mi := &file_nrikit_nri_proto_msgTypes[87]
+	mi := &file_nrikit_nri_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6306,7 +6378,7 @@ func (x *AnnotationMatch) String() string {
 func (*AnnotationMatch) ProtoMessage() {}
 
 func (x *AnnotationMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[87]
+	mi := &file_nrikit_nri_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6319,7 +6391,7 @@ func (x *AnnotationMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationMatch.ProtoReflect.Descriptor instead.
 func (*AnnotationMatch) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{87}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *AnnotationMatch) GetKey() string {
@@ -6356,7 +6428,7 @@ type OptOut struct {
 
 func (x *OptOut) Reset() {
 	*x = OptOut{}
-	mi := &file_nrikit_nri_proto_msgTypes[88]
+	mi := &file_nrikit_nri_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6368,7 +6440,7 @@ func (x *OptOut) String() string {
 func (*OptOut) ProtoMessage() {}
 
 func (x *OptOut) ProtoReflect() protoreflect.Message {
-	mi := &file_nrikit_nri_proto_msgTypes[88]
+	mi := &file_nrikit_nri_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6381,7 +6453,7 @@ func (x *OptOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptOut.ProtoReflect.Descriptor instead.
 func (*OptOut) Descriptor() ([]byte, []int) {
-	return file_nrikit_nri_proto_rawDescGZIP(), []int{88}
+	return file_nrikit_nri_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *OptOut) GetPodIds() []string {
@@ -6426,7 +6498,7 @@ const file_nrikit_nri_proto_rawDesc = "" +
 	"\x06update\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06update\x12=\n" +
 	"\x05evict\x18\x02 \x03(\v2'.nri.pkg.api.v1alpha1.ContainerEvictionR\x05evict\"Y\n" +
 	"\x18UpdateContainersResponse\x12=\n" +
-	"\x06failed\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06failed\"\x82\x03\n" +
+	"\x06failed\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06failed\"\xcc\x03\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\x12!\n" +
 	"\fruntime_name\x18\x02 \x01(\tR\vruntimeName\x12'\n" +
@@ -6437,12 +6509,16 @@ const file_nrikit_nri_proto_rawDesc = "" +
 	"NRIVersion\x12*\n" +
 	"\x10supported_events\x18\xe8\a \x01(\x05R\x0fsupportedEvents\x12/\n" +
 	"\x13max_request_timeout\x18\xe9\a \x01(\x03R\x11maxRequestTimeout\x120\n" +
-	"\x13synchronize_timeout\x18\xea\a \x01(\x03R\x12synchronizeTimeout\"\xdb\x01\n" +
+	"\x13synchronize_timeout\x18\xea\a \x01(\x03R\x12synchronizeTimeout\x12H\n" +
+	"\fcapabilities\x18\xeb\a \x01(\v2#.nri.pkg.api.v1alpha1.CapabilitySetR\fcapabilities\"%\n" +
+	"\rCapabilitySet\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\x91\x02\n" +
 	"\x11ConfigureResponse\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x05R\x06events\x12J\n" +
 	"\x0efailure_policy\x18\x03 \x01(\v2#.nri.pkg.api.v1alpha1.FailurePolicyR\rfailurePolicy\x12(\n" +
 	"\x0frequest_timeout\x18\xe8\a \x01(\x03R\x0erequestTimeout\x128\n" +
-	"\x05scope\x18\xe9\a \x01(\v2!.nri.pkg.api.v1alpha1.PluginScopeR\x05scope\"Y\n" +
+	"\x05scope\x18\xe9\a \x01(\v2!.nri.pkg.api.v1alpha1.PluginScopeR\x05scope\x124\n" +
+	"\x15required_capabilities\x18\xea\a \x03(\tR\x14requiredCapabilities\"Y\n" +
 	"\rFailurePolicy\x12!\n" +
 	"\ffail_request\x18\x01 \x01(\bR\vfailRequest\x12%\n" +
 	"\x0ekeep_connected\x18\x02 \x01(\bR\rkeepConnected\"\x9f\x01\n" +
@@ -7011,7 +7087,7 @@ func file_nrikit_nri_proto_rawDescGZIP() []byte {
 }
 
 var file_nrikit_nri_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_nrikit_nri_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_nrikit_nri_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
 var file_nrikit_nri_proto_goTypes = []any{
 	(Event)(0),                                  // 0: nri.pkg.api.v1alpha1.Event
 	(ContainerState)(0),                         // 1: nri.pkg.api.v1alpha1.ContainerState
@@ -7029,309 +7105,311 @@ var file_nrikit_nri_proto_goTypes = []any{
 	(*UpdateContainersRequest)(nil),             // 13: nri.pkg.api.v1alpha1.UpdateContainersRequest
 	(*UpdateContainersResponse)(nil),            // 14: nri.pkg.api.v1alpha1.UpdateContainersResponse
 	(*ConfigureRequest)(nil),                    // 15: nri.pkg.api.v1alpha1.ConfigureRequest
-	(*ConfigureResponse)(nil),                   // 16: nri.pkg.api.v1alpha1.ConfigureResponse
-	(*FailurePolicy)(nil),                       // 17: nri.pkg.api.v1alpha1.FailurePolicy
-	(*SynchronizeRequest)(nil),                  // 18: nri.pkg.api.v1alpha1.SynchronizeRequest
-	(*SynchronizeResponse)(nil),                 // 19: nri.pkg.api.v1alpha1.SynchronizeResponse
-	(*RunPodSandboxRequest)(nil),                // 20: nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	(*RunPodSandboxResponse)(nil),               // 21: nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	(*UpdatePodSandboxRequest)(nil),             // 22: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	(*UpdatePodSandboxResponse)(nil),            // 23: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	(*PostUpdatePodSandboxRequest)(nil),         // 24: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	(*PostUpdatePodSandboxResponse)(nil),        // 25: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	(*StopPodSandboxRequest)(nil),               // 26: nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	(*StopPodSandboxResponse)(nil),              // 27: nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	(*RemovePodSandboxRequest)(nil),             // 28: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	(*RemovePodSandboxResponse)(nil),            // 29: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	(*CreateContainerRequest)(nil),              // 30: nri.pkg.api.v1alpha1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),             // 31: nri.pkg.api.v1alpha1.CreateContainerResponse
-	(*PostCreateContainerRequest)(nil),          // 32: nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	(*PostCreateContainerResponse)(nil),         // 33: nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	(*StartContainerRequest)(nil),               // 34: nri.pkg.api.v1alpha1.StartContainerRequest
-	(*StartContainerResponse)(nil),              // 35: nri.pkg.api.v1alpha1.StartContainerResponse
-	(*PostStartContainerRequest)(nil),           // 36: nri.pkg.api.v1alpha1.PostStartContainerRequest
-	(*PostStartContainerResponse)(nil),          // 37: nri.pkg.api.v1alpha1.PostStartContainerResponse
-	(*UpdateContainerRequest)(nil),              // 38: nri.pkg.api.v1alpha1.UpdateContainerRequest
-	(*UpdateContainerResponse)(nil),             // 39: nri.pkg.api.v1alpha1.UpdateContainerResponse
-	(*PostUpdateContainerRequest)(nil),          // 40: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	(*PostUpdateContainerResponse)(nil),         // 41: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	(*StopContainerRequest)(nil),                // 42: nri.pkg.api.v1alpha1.StopContainerRequest
-	(*StopContainerResponse)(nil),               // 43: nri.pkg.api.v1alpha1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),              // 44: nri.pkg.api.v1alpha1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),             // 45: nri.pkg.api.v1alpha1.RemoveContainerResponse
-	(*StateChangeEvent)(nil),                    // 46: nri.pkg.api.v1alpha1.StateChangeEvent
-	(*ValidateContainerAdjustmentRequest)(nil),  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	(*PluginInstance)(nil),                      // 48: nri.pkg.api.v1alpha1.PluginInstance
-	(*ValidateContainerAdjustmentResponse)(nil), // 49: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	(*Empty)(nil),                               // 50: nri.pkg.api.v1alpha1.Empty
-	(*PodSandbox)(nil),                          // 51: nri.pkg.api.v1alpha1.PodSandbox
-	(*LinuxPodSandbox)(nil),                     // 52: nri.pkg.api.v1alpha1.LinuxPodSandbox
-	(*Container)(nil),                           // 53: nri.pkg.api.v1alpha1.Container
-	(*Image)(nil),                               // 54: nri.pkg.api.v1alpha1.Image
-	(*Mount)(nil),                               // 55: nri.pkg.api.v1alpha1.Mount
-	(*Hooks)(nil),                               // 56: nri.pkg.api.v1alpha1.Hooks
-	(*Hook)(nil),                                // 57: nri.pkg.api.v1alpha1.Hook
-	(*LinuxContainer)(nil),                      // 58: nri.pkg.api.v1alpha1.LinuxContainer
-	(*LinuxNamespace)(nil),                      // 59: nri.pkg.api.v1alpha1.LinuxNamespace
-	(*LinuxDevice)(nil),                         // 60: nri.pkg.api.v1alpha1.LinuxDevice
-	(*LinuxDeviceCgroup)(nil),                   // 61: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	(*CDIDevice)(nil),                           // 62: nri.pkg.api.v1alpha1.CDIDevice
-	(*User)(nil),                                // 63: nri.pkg.api.v1alpha1.User
-	(*LinuxResources)(nil),                      // 64: nri.pkg.api.v1alpha1.LinuxResources
-	(*LinuxMemory)(nil),                         // 65: nri.pkg.api.v1alpha1.LinuxMemory
-	(*LinuxCPU)(nil),                            // 66: nri.pkg.api.v1alpha1.LinuxCPU
-	(*HugepageLimit)(nil),                       // 67: nri.pkg.api.v1alpha1.HugepageLimit
-	(*SecurityProfile)(nil),                     // 68: nri.pkg.api.v1alpha1.SecurityProfile
-	(*POSIXRlimit)(nil),                         // 69: nri.pkg.api.v1alpha1.POSIXRlimit
-	(*LinuxPids)(nil),                           // 70: nri.pkg.api.v1alpha1.LinuxPids
-	(*LinuxIOPriority)(nil),                     // 71: nri.pkg.api.v1alpha1.LinuxIOPriority
-	(*LinuxNetDevice)(nil),                      // 72: nri.pkg.api.v1alpha1.LinuxNetDevice
-	(*LinuxScheduler)(nil),                      // 73: nri.pkg.api.v1alpha1.LinuxScheduler
-	(*ContainerAdjustment)(nil),                 // 74: nri.pkg.api.v1alpha1.ContainerAdjustment
-	(*LinuxContainerAdjustment)(nil),            // 75: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	(*LinuxSeccomp)(nil),                        // 76: nri.pkg.api.v1alpha1.LinuxSeccomp
-	(*LinuxSyscall)(nil),                        // 77: nri.pkg.api.v1alpha1.LinuxSyscall
-	(*LinuxSeccompArg)(nil),                     // 78: nri.pkg.api.v1alpha1.LinuxSeccompArg
-	(*LinuxMemoryPolicy)(nil),                   // 79: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	(*ContainerUpdate)(nil),                     // 80: nri.pkg.api.v1alpha1.ContainerUpdate
-	(*LinuxContainerUpdate)(nil),                // 81: nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	(*ContainerEviction)(nil),                   // 82: nri.pkg.api.v1alpha1.ContainerEviction
-	(*LinuxRdt)(nil),                            // 83: nri.pkg.api.v1alpha1.LinuxRdt
-	(*KeyValue)(nil),                            // 84: nri.pkg.api.v1alpha1.KeyValue
-	(*OptionalString)(nil),                      // 85: nri.pkg.api.v1alpha1.OptionalString
-	(*OptionalRepeatedString)(nil),              // 86: nri.pkg.api.v1alpha1.OptionalRepeatedString
-	(*OptionalInt)(nil),                         // 87: nri.pkg.api.v1alpha1.OptionalInt
-	(*OptionalInt32)(nil),                       // 88: nri.pkg.api.v1alpha1.OptionalInt32
-	(*OptionalUInt32)(nil),                      // 89: nri.pkg.api.v1alpha1.OptionalUInt32
-	(*OptionalInt64)(nil),                       // 90: nri.pkg.api.v1alpha1.OptionalInt64
-	(*OptionalUInt64)(nil),                      // 91: nri.pkg.api.v1alpha1.OptionalUInt64
-	(*OptionalBool)(nil),                        // 92: nri.pkg.api.v1alpha1.OptionalBool
-	(*OptionalFileMode)(nil),                    // 93: nri.pkg.api.v1alpha1.OptionalFileMode
-	(*CompoundFieldOwners)(nil),                 // 94: nri.pkg.api.v1alpha1.CompoundFieldOwners
-	(*FieldOwners)(nil),                         // 95: nri.pkg.api.v1alpha1.FieldOwners
-	(*OwningPlugins)(nil),                       // 96: nri.pkg.api.v1alpha1.OwningPlugins
-	(*PluginScope)(nil),                         // 97: nri.pkg.api.v1alpha1.PluginScope
-	(*AnnotationMatch)(nil),                     // 98: nri.pkg.api.v1alpha1.AnnotationMatch
-	(*OptOut)(nil),                              // 99: nri.pkg.api.v1alpha1.OptOut
-	nil,                                         // 100: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	nil,                                         // 101: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	nil,                                         // 102: nri.pkg.api.v1alpha1.Container.LabelsEntry
-	nil,                                         // 103: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	nil,                                         // 104: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	nil,                                         // 105: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	nil,                                         // 106: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	nil,                                         // 107: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	nil,                                         // 108: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	nil,                                         // 109: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	nil,                                         // 110: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	nil,                                         // 111: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	nil,                                         // 112: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	nil,                                         // 113: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	(*CapabilitySet)(nil),                       // 16: nri.pkg.api.v1alpha1.CapabilitySet
+	(*ConfigureResponse)(nil),                   // 17: nri.pkg.api.v1alpha1.ConfigureResponse
+	(*FailurePolicy)(nil),                       // 18: nri.pkg.api.v1alpha1.FailurePolicy
+	(*SynchronizeRequest)(nil),                  // 19: nri.pkg.api.v1alpha1.SynchronizeRequest
+	(*SynchronizeResponse)(nil),                 // 20: nri.pkg.api.v1alpha1.SynchronizeResponse
+	(*RunPodSandboxRequest)(nil),                // 21: nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	(*RunPodSandboxResponse)(nil),               // 22: nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	(*UpdatePodSandboxRequest)(nil),             // 23: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	(*UpdatePodSandboxResponse)(nil),            // 24: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	(*PostUpdatePodSandboxRequest)(nil),         // 25: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	(*PostUpdatePodSandboxResponse)(nil),        // 26: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	(*StopPodSandboxRequest)(nil),               // 27: nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	(*StopPodSandboxResponse)(nil),              // 28: nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	(*RemovePodSandboxRequest)(nil),             // 29: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	(*RemovePodSandboxResponse)(nil),            // 30: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	(*CreateContainerRequest)(nil),              // 31: nri.pkg.api.v1alpha1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),             // 32: nri.pkg.api.v1alpha1.CreateContainerResponse
+	(*PostCreateContainerRequest)(nil),          // 33: nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	(*PostCreateContainerResponse)(nil),         // 34: nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	(*StartContainerRequest)(nil),               // 35: nri.pkg.api.v1alpha1.StartContainerRequest
+	(*StartContainerResponse)(nil),              // 36: nri.pkg.api.v1alpha1.StartContainerResponse
+	(*PostStartContainerRequest)(nil),           // 37: nri.pkg.api.v1alpha1.PostStartContainerRequest
+	(*PostStartContainerResponse)(nil),          // 38: nri.pkg.api.v1alpha1.PostStartContainerResponse
+	(*UpdateContainerRequest)(nil),              // 39: nri.pkg.api.v1alpha1.UpdateContainerRequest
+	(*UpdateContainerResponse)(nil),             // 40: nri.pkg.api.v1alpha1.UpdateContainerResponse
+	(*PostUpdateContainerRequest)(nil),          // 41: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	(*PostUpdateContainerResponse)(nil),         // 42: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	(*StopContainerRequest)(nil),                // 43: nri.pkg.api.v1alpha1.StopContainerRequest
+	(*StopContainerResponse)(nil),               // 44: nri.pkg.api.v1alpha1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),              // 45: nri.pkg.api.v1alpha1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),             // 46: nri.pkg.api.v1alpha1.RemoveContainerResponse
+	(*StateChangeEvent)(nil),                    // 47: nri.pkg.api.v1alpha1.StateChangeEvent
+	(*ValidateContainerAdjustmentRequest)(nil),  // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	(*PluginInstance)(nil),                      // 49: nri.pkg.api.v1alpha1.PluginInstance
+	(*ValidateContainerAdjustmentResponse)(nil), // 50: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	(*Empty)(nil),                               // 51: nri.pkg.api.v1alpha1.Empty
+	(*PodSandbox)(nil),                          // 52: nri.pkg.api.v1alpha1.PodSandbox
+	(*LinuxPodSandbox)(nil),                     // 53: nri.pkg.api.v1alpha1.LinuxPodSandbox
+	(*Container)(nil),                           // 54: nri.pkg.api.v1alpha1.Container
+	(*Image)(nil),                               // 55: nri.pkg.api.v1alpha1.Image
+	(*Mount)(nil),                               // 56: nri.pkg.api.v1alpha1.Mount
+	(*Hooks)(nil),                               // 57: nri.pkg.api.v1alpha1.Hooks
+	(*Hook)(nil),                                // 58: nri.pkg.api.v1alpha1.Hook
+	(*LinuxContainer)(nil),                      // 59: nri.pkg.api.v1alpha1.LinuxContainer
+	(*LinuxNamespace)(nil),                      // 60: nri.pkg.api.v1alpha1.LinuxNamespace
+	(*LinuxDevice)(nil),                         // 61: nri.pkg.api.v1alpha1.LinuxDevice
+	(*LinuxDeviceCgroup)(nil),                   // 62: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	(*CDIDevice)(nil),                           // 63: nri.pkg.api.v1alpha1.CDIDevice
+	(*User)(nil),                                // 64: nri.pkg.api.v1alpha1.User
+	(*LinuxResources)(nil),                      // 65: nri.pkg.api.v1alpha1.LinuxResources
+	(*LinuxMemory)(nil),                         // 66: nri.pkg.api.v1alpha1.LinuxMemory
+	(*LinuxCPU)(nil),                            // 67: nri.pkg.api.v1alpha1.LinuxCPU
+	(*HugepageLimit)(nil),                       // 68: nri.pkg.api.v1alpha1.HugepageLimit
+	(*SecurityProfile)(nil),                     // 69: nri.pkg.api.v1alpha1.SecurityProfile
+	(*POSIXRlimit)(nil),                         // 70: nri.pkg.api.v1alpha1.POSIXRlimit
+	(*LinuxPids)(nil),                           // 71: nri.pkg.api.v1alpha1.LinuxPids
+	(*LinuxIOPriority)(nil),                     // 72: nri.pkg.api.v1alpha1.LinuxIOPriority
+	(*LinuxNetDevice)(nil),                      // 73: nri.pkg.api.v1alpha1.LinuxNetDevice
+	(*LinuxScheduler)(nil),                      // 74: nri.pkg.api.v1alpha1.LinuxScheduler
+	(*ContainerAdjustment)(nil),                 // 75: nri.pkg.api.v1alpha1.ContainerAdjustment
+	(*LinuxContainerAdjustment)(nil),            // 76: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	(*LinuxSeccomp)(nil),                        // 77: nri.pkg.api.v1alpha1.LinuxSeccomp
+	(*LinuxSyscall)(nil),                        // 78: nri.pkg.api.v1alpha1.LinuxSyscall
+	(*LinuxSeccompArg)(nil),                     // 79: nri.pkg.api.v1alpha1.LinuxSeccompArg
+	(*LinuxMemoryPolicy)(nil),                   // 80: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	(*ContainerUpdate)(nil),                     // 81: nri.pkg.api.v1alpha1.ContainerUpdate
+	(*LinuxContainerUpdate)(nil),                // 82: nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	(*ContainerEviction)(nil),                   // 83: nri.pkg.api.v1alpha1.ContainerEviction
+	(*LinuxRdt)(nil),                            // 84: nri.pkg.api.v1alpha1.LinuxRdt
+	(*KeyValue)(nil),                            // 85: nri.pkg.api.v1alpha1.KeyValue
+	(*OptionalString)(nil),                      // 86: nri.pkg.api.v1alpha1.OptionalString
+	(*OptionalRepeatedString)(nil),              // 87: nri.pkg.api.v1alpha1.OptionalRepeatedString
+	(*OptionalInt)(nil),                         // 88: nri.pkg.api.v1alpha1.OptionalInt
+	(*OptionalInt32)(nil),                       // 89: nri.pkg.api.v1alpha1.OptionalInt32
+	(*OptionalUInt32)(nil),                      // 90: nri.pkg.api.v1alpha1.OptionalUInt32
+	(*OptionalInt64)(nil),                       // 91: nri.pkg.api.v1alpha1.OptionalInt64
+	(*OptionalUInt64)(nil),                      // 92: nri.pkg.api.v1alpha1.OptionalUInt64
+	(*OptionalBool)(nil),                        // 93: nri.pkg.api.v1alpha1.OptionalBool
+	(*OptionalFileMode)(nil),                    // 94: nri.pkg.api.v1alpha1.OptionalFileMode
+	(*CompoundFieldOwners)(nil),                 // 95: nri.pkg.api.v1alpha1.CompoundFieldOwners
+	(*FieldOwners)(nil),                         // 96: nri.pkg.api.v1alpha1.FieldOwners
+	(*OwningPlugins)(nil),                       // 97: nri.pkg.api.v1alpha1.OwningPlugins
+	(*PluginScope)(nil),                         // 98: nri.pkg.api.v1alpha1.PluginScope
+	(*AnnotationMatch)(nil),                     // 99: nri.pkg.api.v1alpha1.AnnotationMatch
+	(*OptOut)(nil),                              // 100: nri.pkg.api.v1alpha1.OptOut
+	nil,                                         // 101: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	nil,                                         // 102: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	nil,                                         // 103: nri.pkg.api.v1alpha1.Container.LabelsEntry
+	nil,                                         // 104: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	nil,                                         // 105: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	nil,                                         // 106: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	nil,                                         // 107: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	nil,                                         // 108: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	nil,                                         // 109: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	nil,                                         // 110: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	nil,                                         // 111: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	nil,                                         // 112: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	nil,                                         // 113: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	nil,                                         // 114: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
 }
 var file_nrikit_nri_proto_depIdxs = []int32{
 	8,   // 0: nri.pkg.api.v1alpha1.LogRequest.level:type_name -> nri.pkg.api.v1alpha1.LogRequest.Level
-	80,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	82,  // 2: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	80,  // 3: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	17,  // 4: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
-	97,  // 5: nri.pkg.api.v1alpha1.ConfigureResponse.scope:type_name -> nri.pkg.api.v1alpha1.PluginScope
-	51,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 7: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
-	80,  // 8: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	99,  // 9: nri.pkg.api.v1alpha1.SynchronizeResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
-	51,  // 10: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	99,  // 11: nri.pkg.api.v1alpha1.RunPodSandboxResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
-	51,  // 12: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	64,  // 13: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	64,  // 14: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	51,  // 15: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	51,  // 16: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	51,  // 17: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	51,  // 18: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 19: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	74,  // 20: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	80,  // 21: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	82,  // 22: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	99,  // 23: nri.pkg.api.v1alpha1.CreateContainerResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
-	51,  // 24: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 25: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	51,  // 26: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 27: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	51,  // 28: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 29: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	51,  // 30: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 31: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	64,  // 32: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	80,  // 33: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	82,  // 34: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	51,  // 35: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 36: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	51,  // 37: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 38: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	80,  // 39: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	51,  // 40: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 41: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	0,   // 42: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
-	51,  // 43: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 44: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
-	51,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	53,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	74,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	80,  // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	96,  // 49: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
-	48,  // 50: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
-	100, // 51: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	101, // 52: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	52,  // 53: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
-	64,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	64,  // 55: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	59,  // 56: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	64,  // 57: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	1,   // 58: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
-	102, // 59: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
-	103, // 60: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	55,  // 61: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	56,  // 62: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	58,  // 63: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
-	69,  // 64: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	62,  // 65: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	63,  // 66: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
-	54,  // 67: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
-	57,  // 68: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
-	57,  // 69: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
-	57,  // 70: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	57,  // 71: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	57,  // 72: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
-	57,  // 73: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
-	87,  // 74: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	59,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	60,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	64,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	87,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	71,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	68,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
-	76,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	104, // 82: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	105, // 83: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	73,  // 84: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	83,  // 85: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	93,  // 86: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
-	89,  // 87: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	89,  // 88: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	90,  // 89: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	90,  // 90: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	65,  // 91: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
-	66,  // 92: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
-	67,  // 93: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
-	85,  // 94: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	85,  // 95: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	106, // 96: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	61,  // 97: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	70,  // 98: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
-	90,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	90,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	90,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	90,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	90,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	91,  // 104: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	92,  // 105: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	92,  // 106: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	91,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	90,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	91,  // 109: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	90,  // 110: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	91,  // 111: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	9,   // 112: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
-	2,   // 113: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
-	3,   // 114: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
-	4,   // 115: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
-	107, // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	55,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	84,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
-	56,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	75,  // 120: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	69,  // 121: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	62,  // 122: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	60,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	64,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	87,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	71,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	76,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	59,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	108, // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	109, // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	73,  // 131: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	83,  // 132: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	79,  // 133: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	89,  // 134: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	77,  // 135: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
-	89,  // 136: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	78,  // 137: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
-	5,   // 138: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
-	6,   // 139: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
-	81,  // 140: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	64,  // 141: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	85,  // 142: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	86,  // 143: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
-	92,  // 144: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	110, // 145: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	111, // 146: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	112, // 147: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	113, // 148: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
-	98,  // 149: nri.pkg.api.v1alpha1.PluginScope.pod_annotations:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch
-	98,  // 150: nri.pkg.api.v1alpha1.PluginScope.container_annotations:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch
-	10,  // 151: nri.pkg.api.v1alpha1.AnnotationMatch.op:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch.Op
-	72,  // 152: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	72,  // 153: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	94,  // 154: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
-	95,  // 155: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
-	12,  // 156: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
-	13,  // 157: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
-	15,  // 158: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
-	18,  // 159: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
-	50,  // 160: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
-	20,  // 161: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	22,  // 162: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	24,  // 163: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	26,  // 164: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	28,  // 165: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	30,  // 166: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
-	32,  // 167: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	34,  // 168: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
-	36,  // 169: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
-	38,  // 170: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
-	40,  // 171: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	42,  // 172: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
-	44,  // 173: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
-	46,  // 174: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
-	47,  // 175: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	11,  // 176: nri.pkg.api.v1alpha1.HostFunctions.Log:input_type -> nri.pkg.api.v1alpha1.LogRequest
-	50,  // 177: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
-	14,  // 178: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
-	16,  // 179: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
-	19,  // 180: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
-	50,  // 181: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
-	21,  // 182: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	23,  // 183: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	25,  // 184: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	27,  // 185: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	29,  // 186: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	31,  // 187: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
-	33,  // 188: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	35,  // 189: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
-	37,  // 190: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
-	39,  // 191: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
-	41,  // 192: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	43,  // 193: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
-	45,  // 194: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
-	50,  // 195: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
-	49,  // 196: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	50,  // 197: nri.pkg.api.v1alpha1.HostFunctions.Log:output_type -> nri.pkg.api.v1alpha1.Empty
-	177, // [177:198] is the sub-list for method output_type
-	156, // [156:177] is the sub-list for method input_type
-	156, // [156:156] is the sub-list for extension type_name
-	156, // [156:156] is the sub-list for extension extendee
-	0,   // [0:156] is the sub-list for field type_name
+	81,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	83,  // 2: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	81,  // 3: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	16,  // 4: nri.pkg.api.v1alpha1.ConfigureRequest.capabilities:type_name -> nri.pkg.api.v1alpha1.CapabilitySet
+	18,  // 5: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
+	98,  // 6: nri.pkg.api.v1alpha1.ConfigureResponse.scope:type_name -> nri.pkg.api.v1alpha1.PluginScope
+	52,  // 7: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 8: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
+	81,  // 9: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	100, // 10: nri.pkg.api.v1alpha1.SynchronizeResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
+	52,  // 11: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	100, // 12: nri.pkg.api.v1alpha1.RunPodSandboxResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
+	52,  // 13: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	65,  // 14: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	65,  // 15: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	52,  // 16: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	52,  // 17: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	52,  // 18: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	52,  // 19: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 20: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	75,  // 21: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	81,  // 22: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	83,  // 23: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	100, // 24: nri.pkg.api.v1alpha1.CreateContainerResponse.opt_out:type_name -> nri.pkg.api.v1alpha1.OptOut
+	52,  // 25: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 26: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	52,  // 27: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 28: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	52,  // 29: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 30: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	52,  // 31: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 32: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	65,  // 33: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	81,  // 34: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	83,  // 35: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	52,  // 36: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 37: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	52,  // 38: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 39: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	81,  // 40: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	52,  // 41: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 42: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	0,   // 43: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
+	52,  // 44: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 45: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
+	52,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	54,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	75,  // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	81,  // 49: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	97,  // 50: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
+	49,  // 51: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
+	101, // 52: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	102, // 53: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	53,  // 54: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
+	65,  // 55: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	65,  // 56: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	60,  // 57: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	65,  // 58: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	1,   // 59: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
+	103, // 60: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
+	104, // 61: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	56,  // 62: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	57,  // 63: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	59,  // 64: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
+	70,  // 65: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	63,  // 66: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	64,  // 67: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
+	55,  // 68: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
+	58,  // 69: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
+	58,  // 70: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
+	58,  // 71: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	58,  // 72: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	58,  // 73: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
+	58,  // 74: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
+	88,  // 75: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	60,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	61,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	65,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	88,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	72,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	69,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
+	77,  // 82: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	105, // 83: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	106, // 84: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	74,  // 85: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	84,  // 86: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	94,  // 87: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
+	90,  // 88: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	90,  // 89: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	91,  // 90: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	91,  // 91: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	66,  // 92: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
+	67,  // 93: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
+	68,  // 94: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
+	86,  // 95: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	86,  // 96: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	107, // 97: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	62,  // 98: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	71,  // 99: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
+	91,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	91,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	91,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	91,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	91,  // 104: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	92,  // 105: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	93,  // 106: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	93,  // 107: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	92,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	91,  // 109: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	92,  // 110: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	91,  // 111: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	92,  // 112: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	9,   // 113: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+	2,   // 114: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
+	3,   // 115: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+	4,   // 116: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+	108, // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	56,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	85,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
+	57,  // 120: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	76,  // 121: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	70,  // 122: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	63,  // 123: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	61,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	65,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	88,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	72,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	77,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	60,  // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	109, // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	110, // 131: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	74,  // 132: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	84,  // 133: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	80,  // 134: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	90,  // 135: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	78,  // 136: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
+	90,  // 137: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	79,  // 138: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
+	5,   // 139: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
+	6,   // 140: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
+	82,  // 141: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	65,  // 142: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	86,  // 143: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	87,  // 144: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
+	93,  // 145: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	111, // 146: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	112, // 147: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	113, // 148: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	114, // 149: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	99,  // 150: nri.pkg.api.v1alpha1.PluginScope.pod_annotations:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch
+	99,  // 151: nri.pkg.api.v1alpha1.PluginScope.container_annotations:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch
+	10,  // 152: nri.pkg.api.v1alpha1.AnnotationMatch.op:type_name -> nri.pkg.api.v1alpha1.AnnotationMatch.Op
+	73,  // 153: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	73,  // 154: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	95,  // 155: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
+	96,  // 156: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
+	12,  // 157: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
+	13,  // 158: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
+	15,  // 159: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
+	19,  // 160: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
+	51,  // 161: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
+	21,  // 162: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	23,  // 163: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	25,  // 164: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	27,  // 165: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	29,  // 166: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	31,  // 167: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
+	33,  // 168: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	35,  // 169: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
+	37,  // 170: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
+	39,  // 171: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
+	41,  // 172: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	43,  // 173: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
+	45,  // 174: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
+	47,  // 175: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
+	48,  // 176: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	11,  // 177: nri.pkg.api.v1alpha1.HostFunctions.Log:input_type -> nri.pkg.api.v1alpha1.LogRequest
+	51,  // 178: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
+	14,  // 179: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
+	17,  // 180: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
+	20,  // 181: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
+	51,  // 182: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
+	22,  // 183: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	24,  // 184: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	26,  // 185: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	28,  // 186: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	30,  // 187: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	32,  // 188: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
+	34,  // 189: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	36,  // 190: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
+	38,  // 191: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
+	40,  // 192: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
+	42,  // 193: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	44,  // 194: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
+	46,  // 195: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
+	51,  // 196: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
+	50,  // 197: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	51,  // 198: nri.pkg.api.v1alpha1.HostFunctions.Log:output_type -> nri.pkg.api.v1alpha1.Empty
+	178, // [178:199] is the sub-list for method output_type
+	157, // [157:178] is the sub-list for method input_type
+	157, // [157:157] is the sub-list for extension type_name
+	157, // [157:157] is the sub-list for extension extendee
+	0,   // [0:157] is the sub-list for field type_name
 }
 
 func init() { file_nrikit_nri_proto_init() }
@@ -7345,7 +7423,7 @@ func file_nrikit_nri_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nrikit_nri_proto_rawDesc), len(file_nrikit_nri_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   103,
+			NumMessages:   104,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

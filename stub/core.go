@@ -54,6 +54,8 @@ func newCore(plugin any, opts []Option) (*core, error) {
 		ScopeErr:      scopeErr,
 		Log:           c.logCore,
 		Observe:       c.observe,
+
+		RequiredCapabilities: cfg.requiredCaps,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stub: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // config is the stub's configuration, set by options. It is not changed
@@ -31,10 +32,11 @@ type config struct {
 	scope        *api.PluginScope
 	cel          filter.CELCompiler // see WithCEL
 	onClose      func(error)
-	maxProcs     int      // see WithMaxProcs
-	syncGC       int      // see WithSyncGCPercent
-	observer     Observer // see WithObserver
-	config       string   // see WithDefaultConfig
+	maxProcs     int            // see WithMaxProcs
+	syncGC       int            // see WithSyncGCPercent
+	observer     Observer       // see WithObserver
+	config       string         // see WithDefaultConfig
+	requiredCaps capability.Set // see WithRequiredCapabilities
 
 	reconnectInitial, reconnectMax time.Duration
 }

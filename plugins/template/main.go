@@ -15,9 +15,16 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubmetrics"
 )
+
+// toldCapabilities returns the capabilities the runtime told, from the
+// Configure handler's context.
+func toldCapabilities(ctx context.Context) (capability.Set, bool) {
+	return stub.ToldCapabilities(ctx)
+}
 
 // run parses the command line, connects to the runtime and serves until
 // the runtime shuts the plugin down or a signal arrives. Logs go to

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
@@ -85,4 +87,48 @@ func TestLogFile(t *testing.T) {
 			t.Errorf("line without a time: %q", l)
 		}
 	}
+}
+
+// TestLogsCapabilities checks the line the plugin logs about the
+// capabilities the runtime told it, and the one when it told none.
+func TestLogsCapabilities(t *testing.T) {
+	told := capability.NewSet(capability.Env, capability.Annotations, capability.Devices)
+	for _, tc := range []struct {
+		name string
+		opts []stubtest.Option
+		want string
+	}{
+		{"told", []stubtest.Option{stubtest.WithCapabilities(told)},
+			`level=INFO msg="runtime told capabilities" capabilities=annotations,env,linux.devices`},
+		{"told none", []stubtest.Option{stubtest.WithCapabilities(capability.Set{})},
+			`level=INFO msg="runtime told capabilities" capabilities=none`},
+		{"not told", nil, `level=INFO msg="runtime told no capabilities (an older runtime, or upstream's)"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncBuffer
+			rt := stubtest.NewRuntime(t, tc.opts...)
+			rt.StartPlugin(t, &plugin{log: slog.New(slog.NewTextHandler(&buf, nil))})
+			if got := buf.String(); !strings.Contains(got, tc.want) {
+				t.Errorf("log:\n%s\nwant a line with\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the plugin's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -3,11 +3,19 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
+
+// toldCapabilities returns the capabilities the runtime told, from the
+// Configure handler's context.
+func toldCapabilities(ctx context.Context) (capability.Set, bool) {
+	return wasmguest.ToldCapabilities(ctx)
+}
 
 // init registers the plugin as the module's: a WASM plugin module, built
 // with -buildmode=c-shared, runs its init functions when the runtime

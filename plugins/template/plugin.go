@@ -12,8 +12,10 @@ package main
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // What the plugin injects. A real plugin would usually take these from its
@@ -32,7 +34,9 @@ const (
 // Nothing else needs to change.
 //
 // This file builds for both the process and the WASM plugin, so it uses
-// package api only: package stub does not build for wasip1.
+// packages api and policy/capability only: package stub does not build for wasip1
+// (toldCapabilities, in main.go and main_wasip1.go, is the one thing each
+// build provides).
 //
 // The stub may call handlers concurrently (the runtime can have several
 // requests in flight), so any state shared between handlers must be
@@ -46,9 +50,30 @@ type plugin struct {
 // plugin's configuration from the runtime (often empty). Returning 0 keeps
 // the default subscription (every implemented event the runtime supports);
 // returning an error makes the registration fail with that message.
-func (p *plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
+//
+// ctx carries the capabilities the runtime told the plugin: the
+// adjustment fields, update kinds and evictions it will honour for it
+// (what it applies, within the plugin's grant). A plugin that cannot work
+// without some declares them with stub.WithRequiredCapabilities (or
+// wasmguest.WithRequiredCapabilities) instead, and the runtime refuses it
+// with the reason.
+func (p *plugin) Configure(ctx context.Context, config, runtime, version string) (api.EventMask, error) {
 	p.log.Info("configured", "runtime", runtime, "version", version, "config", config)
+	if caps, ok := toldCapabilities(ctx); ok {
+		p.log.Info("runtime told capabilities", "capabilities", capabilityList(caps))
+	} else {
+		p.log.Info("runtime told no capabilities (an older runtime, or upstream's)")
+	}
 	return 0, nil
+}
+
+// capabilityList returns the names of caps separated by commas, "none"
+// for the empty set.
+func capabilityList(caps capability.Set) string {
+	if caps.Empty() {
+		return "none"
+	}
+	return strings.Join(caps.Names(), ",")
 }
 
 // Synchronize hands the plugin every pod and container that exists when it

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // Order is the order of the registration handshake.
@@ -39,6 +40,7 @@ type config struct {
 	rejectCode                  codes.Code
 	rejectMsg                   string
 	unanswered                  bool
+	capabilities                *capability.Set // see WithCapabilities
 }
 
 func defaultConfig() config {
@@ -208,6 +210,17 @@ func WithRejectRegistration(code codes.Code, msg string) Option {
 func WithUnansweredRegistration() Option {
 	return func(c *config) error {
 		c.unanswered = true
+		return nil
+	}
+}
+
+// WithCapabilities makes the runtime tell the plugin caps at Configure
+// (ConfigureRequest.capabilities) and refuse it, as a nrikit runtime
+// does, if it requires others. Without it the runtime tells none, as an
+// older runtime or upstream's.
+func WithCapabilities(caps capability.Set) Option {
+	return func(c *config) error {
+		c.capabilities = &caps
 		return nil
 	}
 }

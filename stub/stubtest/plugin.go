@@ -15,6 +15,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // ErrNotSubscribed is returned by the event helpers of [Plugin] for events
@@ -406,6 +407,9 @@ func (p *Plugin) configure(full string) error {
 		MaxRequestTimeout:   cfg.maxReqTimeout.Milliseconds(),
 		SynchronizeTimeout:  cfg.syncTimeout.Milliseconds(),
 	}
+	if told := cfg.capabilities; told != nil {
+		req.Capabilities = &api.CapabilitySet{Names: told.Names()}
+	}
 	p.mu.Lock()
 	p.cfgReq = req
 	p.mu.Unlock()
@@ -430,6 +434,13 @@ func (p *Plugin) configure(full string) error {
 	if bad := events &^ accepted; bad != 0 {
 		return status.Errorf(codes.InvalidArgument, "plugin %s subscribed to events this runtime does not support: %s (0x%x); supported: %s",
 			full, bad, uint32(bad), accepted)
+	}
+	if told := cfg.capabilities; told != nil {
+		want, unknown := capability.ParseSet(rsp.GetRequiredCapabilities())
+		if missing := told.Missing(want); !missing.Empty() || len(unknown) > 0 {
+			return status.Errorf(codes.FailedPrecondition, "plugin %s requires capabilities this runtime does not honour for it: %s (unknown: %q)",
+				full, missing, unknown)
+		}
 	}
 	p.mu.Lock()
 	p.events = events

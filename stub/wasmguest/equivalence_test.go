@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 	"github.com/nrikit/nrikit/stub/wasmguest/internal/equivplugin"
@@ -231,6 +233,7 @@ func TestProcessAndWASMAnswerAlike(t *testing.T) {
 		{"upstream runtime, narrowing configuration", []stubtest.Option{stubtest.WithOrder(stubtest.UpstreamOrder), stubtest.WithConfig(equivplugin.NarrowConfig)}, true},
 		{"old runtime", []stubtest.Option{stubtest.WithNRIVersion(""), stubtest.WithRuntime("containerd", "v1.7.30")}, true},
 		{"nrikit runtime", []stubtest.Option{stubtest.WithSupportedEvents(api.AllEvents), stubtest.WithConfig("from the runtime")}, false},
+		{"nrikit runtime telling capabilities", []stubtest.Option{stubtest.WithSupportedEvents(api.AllEvents), stubtest.WithCapabilities(toldCaps)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := append([]stubtest.Option{
@@ -238,11 +241,13 @@ func TestProcessAndWASMAnswerAlike(t *testing.T) {
 				stubtest.WithTimeouts(time.Minute, time.Minute),
 			}, tc.opts...)
 			rt := stubtest.NewRuntime(t, opts...)
-			_, proc := rt.StartPlugin(t, &equivplugin.Plugin{},
+			st, proc := rt.StartPlugin(t, &equivplugin.Plugin{},
 				stub.WithScope(equivplugin.Scope),
 				stub.WithRequiredEvents(equivplugin.Required),
 				stub.WithFailurePolicy(equivplugin.Policy),
-				stub.WithDefaultConfig(equivplugin.DefaultConfig))
+				stub.WithDefaultConfig(equivplugin.DefaultConfig),
+				stub.WithRequiredCapabilities(equivplugin.RequiredCapabilities...))
+			checkCapabilities(t, st, proc)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -285,6 +290,27 @@ func TestProcessAndWASMAnswerAlike(t *testing.T) {
 			}
 			checkScenario(t, answers, tc.gated)
 		})
+	}
+}
+
+// toldCaps are the capabilities the runtime tells in the test case that
+// tells some: those the plugin requires, and more.
+var toldCaps = capability.NewSet(append([]capability.Capability{capability.Devices, capability.UpdateCPU, capability.Evict},
+	equivplugin.RequiredCapabilities...)...)
+
+// checkCapabilities checks what the process stub was told and what it
+// sent: the guest, answering the same Configure request, must then note
+// the same (its notes are in the answers compared).
+func checkCapabilities(t *testing.T, st *stub.Stub, proc *stubtest.Plugin) {
+	t.Helper()
+	required := capability.NewSet(equivplugin.RequiredCapabilities...).Names()
+	if got := proc.ConfigureResponse().GetRequiredCapabilities(); !slices.Equal(got, required) {
+		t.Errorf("required capabilities sent: %q, want %q", got, required)
+	}
+	telling := proc.ConfigureRequest().GetCapabilities() != nil
+	caps, told := st.Capabilities()
+	if told != telling || (telling && caps != toldCaps) || (!telling && !caps.Empty()) {
+		t.Errorf("the stub was told %v (%v); the runtime told %v", caps, told, proc.ConfigureRequest().GetCapabilities())
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
@@ -94,6 +95,10 @@ type Config struct {
 	Log LogFunc
 	// Observe is told of handler calls (nil: none).
 	Observe ObserveFunc
+	// RequiredCapabilities are sent with the Configure response: a
+	// runtime that tells capabilities refuses the plugin unless it
+	// honours them all (see capabilities.go).
+	RequiredCapabilities capability.Set
 }
 
 // Plugin is a plugin's handlers, its configuration and what the runtime
@@ -124,6 +129,10 @@ type RuntimeInfo struct {
 	// Subscription is the effective subscription after Configure, the
 	// wanted one before.
 	Subscription api.EventMask
+	// Capabilities are the capabilities the runtime honours for the
+	// plugin, if it told them (CapabilitiesTold).
+	Capabilities     capability.Set
+	CapabilitiesTold bool
 }
 
 // New collects plugin's handlers and checks cfg against them. Its errors
@@ -203,6 +212,7 @@ func (p *Plugin) adopt(req *api.ConfigureRequest, nriVersion string) {
 		p.info.ReqTimeout = min(p.cfg.AskTimeout, ms(limit))
 	}
 	p.info.SyncTimeout = ms(req.GetSynchronizeTimeout())
+	p.info.Capabilities, p.info.CapabilitiesTold = toldCapabilities(req)
 }
 
 // configure answers the runtime's Configure request on session s: it
@@ -213,6 +223,7 @@ func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRe
 	p.adopt(req, rt.nriVersion)
 	p.log(LevelInfo, "configuring plugin", "runtime", req.GetRuntimeName(), "version", req.GetRuntimeVersion(),
 		"nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
+	ctx = p.noteCapabilities(ctx, req)
 
 	wanted := p.wanted
 	if h := p.h.Configure; h != nil {
@@ -271,6 +282,9 @@ func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRe
 	}
 	if p.cfg.AskTimeout > 0 {
 		rsp.RequestTimeout = p.cfg.AskTimeout.Milliseconds()
+	}
+	if !p.cfg.RequiredCapabilities.Empty() {
+		rsp.RequiredCapabilities = p.cfg.RequiredCapabilities.Names()
 	}
 	return rsp, nil
 }

@@ -193,6 +193,9 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 	if o.validator != nil {
 		native = append(native, nrikit.WithDefaultValidator(*o.validator))
 	}
+	if applied := appliedOption(name); applied != nil {
+		native = append(native, applied)
+	}
 	native = append(native, o.nrikit...)
 	a, err := nrikit.New(name, version, nil, updateFunc(updateFn), native...)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
 
@@ -31,6 +32,8 @@ var (
 	Required = api.MaskOf(api.Event_CREATE_CONTAINER)
 	// Policy is the plugin's failure policy.
 	Policy = &api.FailurePolicy{FailRequest: true}
+	// RequiredCapabilities are the capabilities the plugin requires.
+	RequiredCapabilities = []capability.Capability{capability.Env, capability.Annotations}
 )
 
 // AnnotationKey is the container annotation of Scope.
@@ -66,8 +69,12 @@ func (p *Plugin) note(format string, args ...any) string {
 
 // Configure notes the configuration; NarrowConfig narrows the
 // subscription.
-func (p *Plugin) Configure(_ context.Context, config, runtime, _ string) (api.EventMask, error) {
-	p.note("Configure(%s,%s)", config, runtime)
+func (p *Plugin) Configure(ctx context.Context, config, runtime, _ string) (api.EventMask, error) {
+	told := "untold"
+	if caps, ok := wasmguest.ToldCapabilities(ctx); ok {
+		told = caps.String()
+	}
+	p.note("Configure(%s,%s,capabilities=%s)", config, runtime, told)
 	if config == NarrowConfig {
 		return NarrowEvents, nil
 	}

@@ -12,7 +12,8 @@ func init() {
 		wasmguest.WithScope(equivplugin.Scope),
 		wasmguest.WithRequiredEvents(equivplugin.Required),
 		wasmguest.WithFailurePolicy(equivplugin.Policy),
-		wasmguest.WithDefaultConfig(equivplugin.DefaultConfig))
+		wasmguest.WithDefaultConfig(equivplugin.DefaultConfig),
+		wasmguest.WithRequiredCapabilities(equivplugin.RequiredCapabilities...))
 }
 
 func main() {}
