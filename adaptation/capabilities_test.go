@@ -57,6 +57,11 @@ func TestCapabilitiesTold(t *testing.T) {
 		{"undeclared: all", nil, policy.All()},
 		{"declared", []Option{WithAppliedCapabilities(applied)}, applied},
 		{"declared empty", []Option{WithAppliedCapabilities(policy.Capabilities{})}, policy.Capabilities{}},
+		// The grant of the policy in force when the plugin registers.
+		{"within the grant", []Option{WithAppliedCapabilities(applied),
+			WithPolicy(parsePolicy(t, "grants:\n  - plugins: [caps]\n    adjust:\n      env: [X]\n      sysctl: [net.*]\n"))},
+			policy.NewCapabilities(policy.Env)},
+		{"no grant", []Option{WithPolicy(parsePolicy(t, "grants:\n  - plugins: [other]\n"))}, policy.Capabilities{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &capsPlugin{}

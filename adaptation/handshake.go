@@ -268,7 +268,7 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
 	defer cancel()
-	told := p.toldCapabilities()
+	told := p.toldCapabilities(a.pol.Load())
 	req := &api.ConfigureRequest{
 		Config:              config,
 		RuntimeName:         a.name,
