@@ -55,12 +55,9 @@ func (a *Adaptation) appliedCapabilities() policy.Capabilities {
 }
 
 // toldCapabilities is what the runtime honours for p: what it applies,
-// within p's grant under pol (nil: no policy). It is computed before
-// Configure, when p's grant is not resolved yet (configure resolves it
-// once the plugin has answered, with its scope), so it takes the grant
-// from pol itself.
-func (p *plugin) toldCapabilities(pol *policy.Policy) policy.Capabilities {
-	return p.a.appliedCapabilities().Intersect(pol.GrantFor(p.idx, p.name).Capabilities())
+// within p's grant.
+func (p *plugin) toldCapabilities() policy.Capabilities {
+	return p.a.appliedCapabilities().Intersect(p.currentGrant().Capabilities())
 }
 
 // capabilitySet is the wire form of caps.

@@ -49,6 +49,9 @@ func (p *capsPlugin) toldNames(t *testing.T) ([]string, bool) {
 
 func TestCapabilitiesTold(t *testing.T) {
 	applied := policy.NewCapabilities(policy.Env, policy.Annotations, policy.Mounts, policy.UpdateCPU, policy.Evict)
+	// The plugin's grant allows env and args; the default grant, which
+	// does not name it, is not its own.
+	grants := parsePolicy(t, "grants:\n  - plugins: [caps]\n    adjust:\n      env: [\"*\"]\n      args: true\ndefault:\n  adjust:\n    annotations: [\"*\"]\n")
 	for _, tc := range []struct {
 		name string
 		opts []Option
@@ -57,11 +60,8 @@ func TestCapabilitiesTold(t *testing.T) {
 		{"undeclared: all", nil, policy.All()},
 		{"declared", []Option{WithAppliedCapabilities(applied)}, applied},
 		{"declared empty", []Option{WithAppliedCapabilities(policy.Capabilities{})}, policy.Capabilities{}},
-		// The grant of the policy in force when the plugin registers.
-		{"within the grant", []Option{WithAppliedCapabilities(applied),
-			WithPolicy(parsePolicy(t, "grants:\n  - plugins: [caps]\n    adjust:\n      env: [X]\n      sysctl: [net.*]\n"))},
-			policy.NewCapabilities(policy.Env)},
-		{"no grant", []Option{WithPolicy(parsePolicy(t, "grants:\n  - plugins: [other]\n"))}, policy.Capabilities{}},
+		{"within the grant", []Option{WithPolicy(grants)}, policy.NewCapabilities(policy.Env, policy.Args)},
+		{"declared, within the grant", []Option{WithAppliedCapabilities(applied), WithPolicy(grants)}, policy.NewCapabilities(policy.Env)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &capsPlugin{}

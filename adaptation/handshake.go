@@ -268,7 +268,13 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
 	defer cancel()
-	told := p.toldCapabilities(a.pol.Load())
+	// The capabilities told are within the plugin's grant: resolve it
+	// under the policy in force now (again below, with its where, in
+	// case the policy was reloaded during Configure).
+	a.mu.Lock()
+	p.resolveGrant(a.pol.Load())
+	a.mu.Unlock()
+	told := p.toldCapabilities()
 	req := &api.ConfigureRequest{
 		Config:              config,
 		RuntimeName:         a.name,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
+	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
 )
 
 // TestShippedGrantAllowsDeployedPlugin: with hook files for nvidia-ctk and

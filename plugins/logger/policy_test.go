@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
+	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
 )
 
 // TestShippedGrantAllowsPlugin: the plugin is an observer, and its grant
