@@ -45,8 +45,10 @@ func WithPolicy(p *policy.Policy) Option {
 // is) when the Adaptation is created, and again whenever the file
 // changes (looked for every [WithPolicyReloadInterval]) or
 // [Adaptation.ReloadPolicy] is called. A file that does not exist when
-// the Adaptation is created means no policy (logged); an invalid one
-// fails New. Later, a new valid file applies to the requests that
+// the Adaptation is created means no policy (logged); an invalid or
+// untrusted one means a policy under which no plugin may change anything
+// (logged with its mistakes) until a valid file is read: the runtime and
+// its plugins keep running. Later, a new valid file applies to the requests that
 // follow, for connected plugins too; an invalid one, or a file removed,
 // keeps the policy in force (fail-safe: removing the file does not allow
 // every plugin everything until the runtime restarts) and is logged with
@@ -118,7 +120,17 @@ func (a *Adaptation) initPolicy() error {
 	}
 	p, fi, err := loadPolicy(a.cfg.policyFile)
 	if err != nil {
-		return err
+		// Fail closed, and stay within reach of a fix: no plugin may
+		// change anything until a valid file is read (the runtime and
+		// its plugins keep running; the file is watched as usual).
+		deny, perr := policy.Parse(a.cfg.policyFile, nil)
+		if perr != nil {
+			return fmt.Errorf("adaptation: the deny-all policy: %w", perr)
+		}
+		a.polFile.info = fi
+		a.pol.Store(deny)
+		a.log.Error("invalid policy file: no plugin may change anything until it is fixed", "path", a.cfg.policyFile, "error", err)
+		return nil
 	}
 	a.polFile.info = fi
 	a.pol.Store(p)

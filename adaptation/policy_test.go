@@ -348,10 +348,22 @@ func TestPolicyWatch(t *testing.T) {
 func TestPolicyFileInvalidAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, "grants: 7\n")
-	_, err := New("rt", "v1", (&policed{}).list, noUpdate, WithPolicyFile(path))
-	if err == nil || !strings.Contains(err.Error(), "policy.yaml:1:") {
-		t.Fatalf("New with an invalid policy file: %v", err)
+	// Fail closed: the runtime starts under a policy that allows no
+	// change, logs the mistakes, and reads the file again once fixed.
+	rt := newTestRuntime(t, nil, WithPolicyFile(path), WithPolicyReloadInterval(scaled(20*time.Millisecond)),
+		WithBuiltinPlugin("10", "env", &policed{env: []string{"A"}, fp: &api.FailurePolicy{FailRequest: true}}))
+	rt.logs.wait(t, "invalid policy logged", func(r logRecord) bool {
+		return r.msg == "invalid policy file: no plugin may change anything until it is fixed" &&
+			strings.Contains(r.attrs["error"], "policy.yaml:1:")
+	})
+	rt.start(t)
+	if _, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)}); err == nil {
+		t.Fatal("CreateContainer under an invalid policy file: the plugin's change was not refused")
 	}
+	writePolicy(t, path, "default: {adjust: {env: [\"A\"]}}\n")
+	rt.logs.wait(t, "policy reloaded", func(r logRecord) bool { return r.msg == "policy reloaded" })
+	createWorks(t, rt, 0, "A=1")
+
 	// The last of WithPolicyFile and WithPolicy applies.
 	a, err := New("rt", "v1", (&policed{}).list, noUpdate, WithPolicyFile(path), WithPolicy(nil))
 	must(t, err)
