@@ -104,9 +104,6 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (c *Cluster, err err
 	if err := c.makeCgroups(); err != nil {
 		return c, err
 	}
-	if _, err := os.Stat(cniCacheDir); errors.Is(err, os.ErrNotExist) {
-		c.madeCNI = true
-	}
 
 	pki := func(f string) string { return filepath.Join(dir, "pki", f) }
 	if _, err := c.start("kine", filepath.Join(dir, "kine"), opts.Kube.Kine, "--listen-address=127.0.0.1:2379"); err != nil {
@@ -250,10 +247,12 @@ syncFrequency: 10s
 func (c *Cluster) cgroupName() string { return filepath.Base(c.Dir) }
 
 // enterNamespaces starts the process holding the network and mount
-// namespaces and sets them up: loopback and the veth pair, a tmpfs on
-// /run with containerd's NRI socket directory bind-mounted at
-// /run/nri (the DaemonSets' hostPath /var/run/nri), and stand-in files
-// over the host-wide sysctls the kubelet writes.
+// namespaces and sets them up: loopback and the veth pair; a tmpfs on
+// /run with containerd's NRI socket directory bind-mounted at /run/nri
+// (the DaemonSets' hostPath /var/run/nri); tmpfs on /var/lib and /var/log,
+// where the CNI plugins keep their cache (/var/lib/cni) and the kubelet
+// links the containers' logs (/var/log/containers) whatever they are
+// told; and stand-in files over the host-wide sysctls the kubelet writes.
 func (c *Cluster) enterNamespaces(ctx context.Context) error {
 	var err error
 	c.holder, err = StartProcess("namespace holder", filepath.Join(c.Dir, "logs", "holder.log"), nil,
@@ -287,6 +286,8 @@ ip link set nrikit-veth0 up
 ip link set nrikit-veth1 up
 ip route add default via "$2" dev nrikit-veth0
 mount -t tmpfs -o mode=0755 nrikit-run /run
+mount -t tmpfs -o mode=0755 nrikit-var-lib /var/lib
+mount -t tmpfs -o mode=0755 nrikit-var-log /var/log
 mkdir -p /run/nri
 mount --bind "$3" /run/nri
 for f in kernel/panic kernel/panic_on_oops vm/overcommit_memory; do
@@ -428,10 +429,6 @@ func (c *Cluster) Close(ctx context.Context, keep bool) error {
 		}
 	}
 	errs = append(errs, removeCgroups(c.cgroups)...)
-	if c.madeCNI {
-		_ = os.Remove(filepath.Join(cniCacheDir, "results"))
-		_ = os.Remove(cniCacheDir)
-	}
 	if !keep {
 		if err := os.RemoveAll(c.Dir); err != nil {
 			errs = append(errs, err)
