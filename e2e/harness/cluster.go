@@ -61,7 +61,6 @@ type Cluster struct {
 	procs   []*Process // started after the holder, in start order
 	enter   []string   // nsenter into the namespaces
 	cgroups []string   // the per-hierarchy directories made for the kubelet's cgroup root
-	madeCNI bool       // /var/lib/cni was missing
 }
 
 // clusterPrefix names the clusters' directories under os.TempDir.
