@@ -5,7 +5,7 @@ BIN       := $(CURDIR)/.bin
 TOOLS_MOD := -modfile=$(CURDIR)/tools/go.mod
 TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/staticcheck
 
-.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e test-e2e-crio fuzz lint generate check-generated tools bench clean images pin-images test-images test-manifests
+.PHONY: test-js js-deps all build test check-tidy test-unit test-nowasm test-interop test-e2e test-e2e-crio test-cluster fuzz lint generate check-generated tools bench clean images pin-images test-images test-manifests
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
 ## and the end-to-end suite against a real containerd and a real CRI-O (needs root: CI runs as root).
-test: check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e test-e2e-crio
+test: check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e test-e2e-crio test-cluster
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -61,6 +61,15 @@ E2E_TIMEOUT ?= 30m
 test-e2e: js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 	cd e2e && GO=$(GO) NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
+
+## test-cluster: a real single-node Kubernetes (e2e/cluster, see deploy/README.md, Tested on; needs root): kine,
+## kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl v1.37.2 built by the module
+## e2e/kubebuild from the Go module proxy into the user cache directory (~/.cache/nrikit, kept; cold ~1,800
+## CPU-seconds with kine), containerd v2.4.2 on nrikit (the e2e suite's build), all in a network and mount namespace of their
+## own. The gpu-env DaemonSet is applied with kubectl apply -k, rolled, edited, scraped and deleted. Warm: ~1.5 min.
+CLUSTER_TIMEOUT ?= 60m
+test-cluster:
+	cd e2e && $(GO) vet ./cluster && GO=$(GO) $(GO) test -count=1 -v -timeout=$(CLUSTER_TIMEOUT) ./cluster
 
 ## test-e2e-crio: the same suite against a real CRI-O v1.36.3 (NRIKIT_E2E_CRI=crio; see docs/crio.md), twice: on
 ## CRI-O as released (upstream's NRI v0.11.0), then on CRI-O built with compat/criobuild (nrikit's runtime library

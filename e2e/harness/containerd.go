@@ -45,6 +45,11 @@ func NewContainerd(parent string, opts Options) (*Containerd, error) {
 	if err := os.WriteFile(c.config, []byte(c.configTOML()), 0o644); err != nil {
 		return nil, err
 	}
+	if opts.PodNetwork {
+		if err := os.WriteFile(filepath.Join(l.Dir, "cni", "net.d", "10-nrikit-e2e.conflist"), []byte(cniConfig(l.Dir)), 0o644); err != nil {
+			return nil, err
+		}
+	}
 	if err := l.writeCrictlConfig(); err != nil {
 		return nil, err
 	}
@@ -65,9 +70,16 @@ func (c *Containerd) configTOML() string {
 	if v := c.opts.DefaultValidator; v != nil {
 		validator = fmt.Sprintf("\n  [plugins.\"io.containerd.nri.v1.nri\".default_validator]\n    enable = true\n"+
 			"    reject_oci_hook_adjustment = %v\n    required_plugins = %s\n", v.RejectOCIHooks, tomlStrings(v.RequiredPlugins))
+		if v.TolerateMissingAnnotation != "" {
+			validator += fmt.Sprintf("    tolerate_missing_plugins_annotation = %q\n", v.TolerateMissingAnnotation)
+		}
+	}
+	cniBin := filepath.Join(c.Dir, "cni", "bin")
+	if c.opts.PodNetwork {
+		cniBin = cniPluginDir
 	}
 	r := strings.NewReplacer("@RC@", c.Dir, "@RUNC@", c.opts.Tools.Runc, "@TIMEOUT@", c.opts.requestTimeout().String(),
-		"@PAUSE@", PauseImage, "@VALIDATOR@", validator)
+		"@PAUSE@", PauseImage, "@VALIDATOR@", validator, "@CNIBIN@", cniBin)
 	return r.Replace(configTemplate)
 }
 
@@ -108,7 +120,7 @@ state = "@RC@/state"
     # root here lacks CAP_SYS_RESOURCE: without this runc fails every sandbox.
     restrict_oom_score_adj = true
     [plugins."io.containerd.cri.v1.runtime".cni]
-      bin_dirs = ["@RC@/cni/bin"]
+      bin_dirs = ["@CNIBIN@"]
       conf_dir = "@RC@/cni/net.d"
     [plugins."io.containerd.cri.v1.runtime".containerd]
       default_runtime_name = "runc"
@@ -151,6 +163,11 @@ func (c *Containerd) Start(ctx context.Context) error {
 	if c.Running() {
 		return errors.New("containerd is already running")
 	}
+	if c.shimSocks == nil && len(c.opts.Enter) > 0 {
+		// The namespaces Enter names have their own /run (Cluster): the
+		// shims' sockets are not the host's.
+		c.shimSocks = map[string]bool{}
+	}
 	if c.shimSocks == nil {
 		c.shimSocks = map[string]bool{}
 		for _, d := range []string{"/run/containerd", shimSocketDir} {
@@ -169,9 +186,15 @@ func (c *Containerd) Start(ctx context.Context) error {
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "=== nrikit e2e: starting containerd at %s\n", time.Now().Format(time.RFC3339Nano))
-	// unshare execs sh, which execs containerd: the process is containerd.
-	cmd := exec.Command("unshare", "-n", "--", "/bin/sh", "-c", `ip link set lo up && exec "$0" --config "$1"`,
+	// unshare (or Enter's nsenter) execs sh, which execs containerd: the
+	// process is containerd.
+	prefix := []string{"unshare", "-n", "--"}
+	if len(c.opts.Enter) > 0 {
+		prefix = c.opts.Enter
+	}
+	argv := append(append([]string{}, prefix...), "/bin/sh", "-c", `ip link set lo up && exec "$0" --config "$1"`,
 		c.opts.Tools.Containerd, c.config)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{
 		"PATH=" + filepath.Dir(c.opts.Tools.Shim) + ":" + filepath.Dir(c.opts.Tools.Runc) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=/root",
@@ -305,6 +328,9 @@ func (c *Containerd) killLeftovers(ctx context.Context) []error {
 // since the first start and that nobody listens on, then the
 // directories under /run the harness found missing, if empty.
 func (c *Containerd) removeShimSockets() []error {
+	if len(c.opts.Enter) > 0 {
+		return nil
+	}
 	var errs []error
 	entries, _ := os.ReadDir(shimSocketDir)
 	for _, e := range entries {

@@ -20,9 +20,11 @@ type CRI struct {
 	Config string
 }
 
-// CommandError is a crictl command that failed, with its output.
+// CommandError is a crictl (or kubectl) command that failed, with its output.
 type CommandError struct {
-	// Args are crictl's arguments.
+	// Name is the command (crictl if empty; kubectl for Cluster.Kubectl).
+	Name string
+	// Args are the command's arguments.
 	Args []string
 	// Output is what crictl wrote to stderr (and stdout).
 	Output string
@@ -32,7 +34,11 @@ type CommandError struct {
 
 // Error returns the command, the exit error and the output.
 func (e *CommandError) Error() string {
-	return fmt.Sprintf("crictl %s: %v: %s", strings.Join(e.Args, " "), e.Err, strings.TrimSpace(e.Output))
+	name := e.Name
+	if name == "" {
+		name = "crictl"
+	}
+	return fmt.Sprintf("%s %s: %v: %s", name, strings.Join(e.Args, " "), e.Err, strings.TrimSpace(e.Output))
 }
 
 // Unwrap returns the exec error.

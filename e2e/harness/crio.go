@@ -59,7 +59,7 @@ func NewCrio(parent string, opts Options) (*Crio, error) {
 		{c.runtimePath(), fmt.Sprintf("#!/bin/sh\nexec %s %s \"$@\"\n", shellQuote(opts.Tools.Crio.RuncWrap), shellQuote(opts.Tools.Runc)), 0o755},
 	}
 	if opts.PodNetwork {
-		files = append(files, file{filepath.Join(l.Dir, "cni", "net.d", "10-nrikit-e2e.conflist"), c.cniConfig(), 0o644})
+		files = append(files, file{filepath.Join(l.Dir, "cni", "net.d", "10-nrikit-e2e.conflist"), cniConfig(l.Dir), 0o644})
 	}
 	for _, f := range files {
 		if err := os.WriteFile(f.path, []byte(f.data), f.mode); err != nil {
@@ -87,7 +87,7 @@ func (c *Crio) configTOML() string {
 		validator = fmt.Sprintf("\n[crio.nri.default_validator]\nnri_enable_default_validator = true\n"+
 			"nri_validator_reject_oci_hook_adjustment = %v\nnri_validator_required_plugins = %s\n", v.RejectOCIHooks, tomlStrings(v.RequiredPlugins))
 	}
-	r := strings.NewReplacer("@STATE@", c.Dir, "@PINNS@", c.opts.Tools.Crio.Pinns, "@RUNTIME@", c.runtimePath(),
+	r := strings.NewReplacer("@CNIBIN@", cniPluginDir, "@STATE@", c.Dir, "@PINNS@", c.opts.Tools.Crio.Pinns, "@RUNTIME@", c.runtimePath(),
 		"@CONMON@", c.opts.Tools.Crio.Conmon, "@PAUSE@", PauseImage, "@TIMEOUT@", c.opts.requestTimeout().String(),
 		"@VALIDATOR@", validator)
 	return r.Replace(crioConfigTemplate)
@@ -139,7 +139,7 @@ signature_policy_dir = "@STATE@/policies"
 
 [crio.network]
 network_dir = "@STATE@/cni/net.d"
-plugin_dirs = ["/usr/lib/cni"]
+plugin_dirs = ["@CNIBIN@"]
 
 [crio.nri]
 enable_nri = true
@@ -151,14 +151,18 @@ nri_plugin_request_timeout = "@TIMEOUT@"
 @VALIDATOR@`
 
 // cniConfig is a bridge network with host-local addresses, its state
-// kept under Dir. The bridge is made in CRI-O's own network namespace,
-// which has only loopback: pods reach nothing beyond CRI-O's namespace.
-func (c *Crio) cniConfig() string {
+// kept under dir. The bridge is made in the runtime's own network
+// namespace: pods reach nothing beyond it.
+func cniConfig(dir string) string {
 	return fmt.Sprintf(`{"cniVersion": "1.0.0", "name": "nrikit-e2e", "plugins": [{"type": "bridge", "bridge": "nrikit0",
   "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "dataDir": %q,
   "ranges": [[{"subnet": "10.88.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
-`, filepath.Join(c.Dir, "cni", "ipam"))
+`, filepath.Join(dir, "cni", "ipam"))
 }
+
+// cniPluginDir is where Debian's containernetworking-plugins installs
+// the CNI plugins.
+const cniPluginDir = "/usr/lib/cni"
 
 // CRI returns a crictl client for this CRI-O.
 func (c *Crio) CRI() *CRI {

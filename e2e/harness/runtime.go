@@ -55,11 +55,16 @@ type Options struct {
 	DefaultValidator *Validator
 	// RequestTimeout is NRI's plugin request timeout (default 2s).
 	RequestTimeout time.Duration
-	// PodNetwork gives CRI-O pods that ask for their own network
-	// namespace a CNI network (a bridge with host-local addresses, inside
-	// CRI-O's private network namespace), as CRI-O's own NRI suite needs;
-	// the suite's pods share CRI-O's network namespace and need none.
+	// PodNetwork gives pods that ask for their own network namespace a
+	// CNI network (a bridge with host-local addresses, inside the
+	// runtime's private network namespace, Debian's CNI plugins), as
+	// CRI-O's own NRI suite and a kubelet's pods need; the suite's pods
+	// share the runtime's network namespace and need none.
 	PodNetwork bool
+	// Enter, if set, is the command prefix that runs containerd inside
+	// an existing network and mount namespace (nsenter -t PID -n -m --),
+	// instead of a new network namespace of its own (unshare -n).
+	Enter []string
 }
 
 // Validator is the configuration of the default validator a runtime
@@ -70,6 +75,9 @@ type Validator struct {
 	RejectOCIHooks bool
 	// RequiredPlugins must have answered for a container to be created.
 	RequiredPlugins []string
+	// TolerateMissingAnnotation is the pod annotation with which a pod's
+	// containers are created without the required plugins (empty: none).
+	TolerateMissingAnnotation string
 }
 
 // Layout is where a runtime instance keeps its files: everything lives in
