@@ -83,7 +83,7 @@ func setup(m *testing.M) int {
 	suite.repo, suite.goBin = filepath.Dir(wd), goBin
 	cache := os.Getenv("NRIKIT_E2E_BIN")
 	if cache == "" {
-		cache = defaultBinCache(wd)
+		cache = harness.DefaultBinCache(wd)
 	}
 	phase := func(name string, start time.Time) {
 		fmt.Fprintf(os.Stderr, "e2e: %s took %s\n", name, time.Since(start).Round(time.Millisecond))
@@ -571,15 +571,4 @@ func synchronizedLines(log, idxName string, preinstalled bool) []string {
 		}
 	}
 	return lines
-}
-
-// defaultBinCache is where the released runtimes and tools are kept
-// between runs, by version: the user's cache directory
-// ($XDG_CACHE_HOME or ~/.cache)/nrikit/e2e, which outlives a clone (CI
-// checks out a fresh one each time), else e2e/.bin of this checkout.
-func defaultBinCache(wd string) string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "nrikit", "e2e")
-	}
-	return filepath.Join(wd, ".bin")
 }

@@ -72,7 +72,7 @@ func setup(m *testing.M) int {
 	start := time.Now()
 	e2eCache := os.Getenv("NRIKIT_E2E_BIN")
 	if e2eCache == "" {
-		e2eCache = filepath.Join(e2eDir, ".bin")
+		e2eCache = harness.DefaultBinCache(e2eDir)
 	}
 	if env.tools, err = harness.EnsureTools(ctx, goBin, e2eCache, os.Stderr); err != nil {
 		return fail("%v", err)

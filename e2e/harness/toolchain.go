@@ -68,6 +68,17 @@ func Preflight() error {
 	return nil
 }
 
+// DefaultBinCache is where the e2e suite and the cluster test keep the
+// released runtimes and tools between runs, by version: the user's cache
+// directory ($XDG_CACHE_HOME or ~/.cache)/nrikit/e2e, which outlives a
+// clone (CI checks out a fresh one each time), else .bin in e2eDir.
+func DefaultBinCache(e2eDir string) string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "nrikit", "e2e")
+	}
+	return filepath.Join(e2eDir, ".bin")
+}
+
 // EnsureTools returns the pinned binaries, building those missing from
 // cacheDir with `go install` from the Go module proxy, and installs runc
 // with apt-get when it is not on PATH. A version's binaries are built into
