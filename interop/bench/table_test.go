@@ -113,6 +113,9 @@ type table struct {
 	section string
 	// round is the round whose figures are being recorded.
 	round int
+	// labels are the headings of the two figure columns of the sections
+	// that compare something else than upstream and nrikit.
+	labels map[string][2]string
 }
 
 func newTable() *table { return &table{} }
@@ -131,6 +134,16 @@ func (t *table) setFloor(vs *[]float64, v float64) {
 		*vs = append(*vs, math.NaN())
 	}
 	(*vs)[t.round] = v
+}
+
+// columns names the two figure columns of section (upstream's column
+// first: the baseline of the ratio column), where they are not upstream
+// and nrikit.
+func (t *table) columns(section string, labels [2]string) {
+	if t.labels == nil {
+		t.labels = map[string][2]string{}
+	}
+	t.labels[section] = labels
 }
 
 func (t *table) row(scenario, metric string, u unit) *row {
@@ -204,7 +217,11 @@ func (t *table) print(w io.Writer) {
 		if sec != "" {
 			fmt.Fprintf(w, "%s:\n\n", sec)
 		}
-		fmt.Fprintln(w, "| scenario | metric | upstream | nrikit | upstream/floor | nrikit/floor | nrikit/upstream | note |")
+		base, ours := "upstream", "nrikit"
+		if l, ok := t.labels[sec]; ok {
+			base, ours = l[0], l[1]
+		}
+		fmt.Fprintf(w, "| scenario | metric | %[1]s | %[2]s | %[1]s/floor | %[2]s/floor | %[2]s/%[1]s | note |\n", base, ours)
 		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
 		for _, r := range t.rows {
 			if r.section != sec {
