@@ -83,12 +83,14 @@ func benchPolicies(b *testing.B, t *table, rounds int) {
 	tag := map[string]string{none.name: "policy=none", with.name: "policy=20-grants"}
 
 	for _, n := range []int{1, 16} {
-		scen := fmt.Sprintf("CreateContainer, %d plugin(s), policy of 20 grants", n)
+		scen := fmt.Sprintf("CreateContainer, %d plugin(s), without and with a policy of 20 grants", n)
 		for _, c := range interleave(t, rounds, confs) {
 			name := fmt.Sprintf("Policy/CreateContainer/plugins=%d/%s", n, tag[c.name])
 			if !selected(b, name) {
 				continue
 			}
+			// A refused answer would fail benchCreate (its plugin's
+			// variable missing from the merged adjustment).
 			r, dir := startRuntime(b, c, envPlugins(n))
 			b.Run(t.inRound(name), func(b *testing.B) {
 				m := startCPU(dir, envPlugins(n))
@@ -154,5 +156,21 @@ func TestColumnsLabelASection(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestOnlySectionPrintsAlone checks a run of one section's rows (as
+// `BENCH=...Policy`) prints that section's table without an empty main
+// table before it.
+func TestOnlySectionPrintsAlone(t *testing.T) {
+	tb := newTable()
+	tb.section = policySection
+	tb.columns(policySection, policyColumns)
+	tb.row("pol", "p50", micros).set("nrikit", 0, 1000)
+	var out strings.Builder
+	tb.print(&out)
+	s := out.String()
+	if n := strings.Count(s, "| scenario |"); n != 1 || !strings.Contains(s, "| "+policyColumns[0]+" | "+policyColumns[1]+" |") {
+		t.Errorf("want the policy section's table alone:\n%s", s)
 	}
 }

@@ -207,11 +207,19 @@ func (t *table) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%d round(s), upstream then nrikit in each; every figure is the median of the rounds (their range in parentheses), nrikit/upstream the median of the per-round ratios\n", t.rounds())
 	fmt.Fprintf(w, "\nfloor (bare ttrpc CreateContainer, unix socket, child process): p50 %s (CPU/call: client %s, server %s); with the NRI multiplexer on both ends: p50 %s\n\n",
 		micros.format(t.floor), cpu.format(t.floorCPU[0]), cpu.format(t.floorCPU[1]), micros.format(t.floorMux))
-	sections := []string{""}
+	// The main table first, even if empty (unless a section has rows:
+	// a run of one section prints that section's table only).
+	var sections []string
 	for _, r := range t.rows {
 		if !slices.Contains(sections, r.section) {
 			sections = append(sections, r.section)
 		}
+	}
+	if i := slices.Index(sections, ""); i > 0 {
+		sections = slices.Delete(sections, i, i+1)
+		sections = slices.Insert(sections, 0, "")
+	} else if i < 0 && len(sections) == 0 {
+		sections = []string{""}
 	}
 	for _, sec := range sections {
 		if sec != "" {
