@@ -163,6 +163,8 @@ func BenchmarkNRI(b *testing.B) {
 		})
 	}
 
+	benchPolicies(b, t, rounds)
+
 	// Last: upstream's runtime never closes its WASM modules (its Stop
 	// skips WASM plugins), so they stay in this process.
 	benchWASM(b, t, impls, rounds)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/interop/bench/internal/nrirt"
 	"github.com/nrikit/nrikit/interop/bench/internal/pluginconf"
 	"github.com/nrikit/nrikit/interop/bench/internal/uprt"
@@ -71,13 +72,14 @@ func upstreamImpl() impl {
 		}}
 }
 
-func nrikitImpl() impl {
+// nrikitImpl is nrikit's runtime, started with opts.
+func nrikitImpl(opts ...adaptation.Option) impl {
 	return impl{name: "nrikit", plugin: bins.nrikitPlugin,
 		start: func(ctx context.Context, dir string, l *listing) (rt, error) {
 			if l == nil {
-				return nrirt.Start(ctx, dir, nil, nil)
+				return nrirt.Start(ctx, dir, nil, nil, opts...)
 			}
-			return nrirt.Start(ctx, dir, l.ours.pods, l.ours.ctrs)
+			return nrirt.Start(ctx, dir, l.ours.pods, l.ours.ctrs, opts...)
 		}}
 }
 

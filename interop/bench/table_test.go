@@ -113,6 +113,9 @@ type table struct {
 	section string
 	// round is the round whose figures are being recorded.
 	round int
+	// labels are the headings of the two figure columns of the sections
+	// that compare something else than upstream and nrikit.
+	labels map[string][2]string
 }
 
 func newTable() *table { return &table{} }
@@ -131,6 +134,16 @@ func (t *table) setFloor(vs *[]float64, v float64) {
 		*vs = append(*vs, math.NaN())
 	}
 	(*vs)[t.round] = v
+}
+
+// columns names the two figure columns of section (upstream's column
+// first: the baseline of the ratio column), where they are not upstream
+// and nrikit.
+func (t *table) columns(section string, labels [2]string) {
+	if t.labels == nil {
+		t.labels = map[string][2]string{}
+	}
+	t.labels[section] = labels
 }
 
 func (t *table) row(scenario, metric string, u unit) *row {
@@ -194,17 +207,29 @@ func (t *table) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%d round(s), upstream then nrikit in each; every figure is the median of the rounds (their range in parentheses), nrikit/upstream the median of the per-round ratios\n", t.rounds())
 	fmt.Fprintf(w, "\nfloor (bare ttrpc CreateContainer, unix socket, child process): p50 %s (CPU/call: client %s, server %s); with the NRI multiplexer on both ends: p50 %s\n\n",
 		micros.format(t.floor), cpu.format(t.floorCPU[0]), cpu.format(t.floorCPU[1]), micros.format(t.floorMux))
-	sections := []string{""}
+	// The main table first, even if empty (unless a section has rows:
+	// a run of one section prints that section's table only).
+	var sections []string
 	for _, r := range t.rows {
 		if !slices.Contains(sections, r.section) {
 			sections = append(sections, r.section)
 		}
 	}
+	if i := slices.Index(sections, ""); i > 0 {
+		sections = slices.Delete(sections, i, i+1)
+		sections = slices.Insert(sections, 0, "")
+	} else if i < 0 && len(sections) == 0 {
+		sections = []string{""}
+	}
 	for _, sec := range sections {
 		if sec != "" {
 			fmt.Fprintf(w, "%s:\n\n", sec)
 		}
-		fmt.Fprintln(w, "| scenario | metric | upstream | nrikit | upstream/floor | nrikit/floor | nrikit/upstream | note |")
+		base, ours := "upstream", "nrikit"
+		if l, ok := t.labels[sec]; ok {
+			base, ours = l[0], l[1]
+		}
+		fmt.Fprintf(w, "| scenario | metric | %[1]s | %[2]s | %[1]s/floor | %[2]s/floor | %[2]s/%[1]s | note |\n", base, ours)
 		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
 		for _, r := range t.rows {
 			if r.section != sec {

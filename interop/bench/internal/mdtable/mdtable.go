@@ -28,8 +28,10 @@ type Row struct {
 	Unit     string
 }
 
-// header starts every table.
-const header = "| scenario | metric | upstream | nrikit |"
+// header starts every table: its two figure columns are upstream's and
+// nrikit's, or in a section that compares two nrikit configurations
+// (such as the policy section) the baseline's and the other's.
+const header = "| scenario | metric |"
 
 // Parse reads the tables of one run's output; other lines are ignored. A
 // line ending with ':' before a table names its section.

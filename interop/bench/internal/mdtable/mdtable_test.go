@@ -62,6 +62,27 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseLabelledSection checks a section whose figure columns are two
+// nrikit configurations (the policy section) is read like the others:
+// the left column as Up, the right one as Ours.
+func TestParseLabelledSection(t *testing.T) {
+	const in = `
+Policy enforcement (nrikit only):
+
+| scenario | metric | nrikit, no policy | nrikit, policy | nrikit, no policy/floor | nrikit, policy/floor | nrikit, policy/nrikit, no policy | note |
+|---|---|---:|---:|---:|---:|---:|---|
+| CreateContainer, 1 plugin(s) | p50 | 138 µs (122–145) | 139 µs (125–153) | 0.79 | 0.80 | 1.03 (0.86–1.26) |  |
+`
+	rows, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Row{Key{"Policy enforcement (nrikit only)", "CreateContainer, 1 plugin(s)", "p50"}, 138, 139, "µs"}
+	if len(rows) != 1 || rows[0] != want {
+		t.Errorf("Parse = %+v, want [%+v]", rows, want)
+	}
+}
+
 func TestCompare(t *testing.T) {
 	k := Key{"", "CreateContainer, 1 plugin(s)", "p50"}
 	m := Key{"", "plugin process", "VmRSS"}
