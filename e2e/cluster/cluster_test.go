@@ -42,6 +42,7 @@ func TestNode(t *testing.T) {
 		{"RolloutNewImage", rolloutNewImage},
 		{"MetricsScraped", metricsScraped},
 		{"DaemonSetDeleted", daemonSetDeleted},
+		{"HelmInstalled", helmInstalled},
 	}
 	for _, s := range steps {
 		ok := t.Run(s.name, func(t *testing.T) {
@@ -374,7 +375,8 @@ spec:
 // daemonSetDeleted: deleting the DaemonSet removes the plugin and leaves
 // the workload's containers running and the runtime serving: a pod that
 // does not require the plugin is created (unadjusted), one that requires
-// it is refused with the plugin's name.
+// it is refused with the plugin's name (its sandbox, FailedCreatePodSandBox,
+// or its container, Failed: the runtime gates both).
 func daemonSetDeleted(t *testing.T, n *node) {
 	app := n.readyPod(appNS, appSelector, time.Minute)
 	before := n.container(app)
@@ -435,7 +437,7 @@ spec:
 	n.apply(workloadPod("needs-plugin"))
 	var msg string
 	err = harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		out, err := n.Kubectl(n.ctx, "-n", appNS, "get", "events", "--field-selector", "involvedObject.name=needs-plugin,reason=Failed",
+		out, err := n.Kubectl(n.ctx, "-n", appNS, "get", "events", "--field-selector", "involvedObject.name=needs-plugin",
 			"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
 		if err != nil {
 			return err
