@@ -82,28 +82,19 @@ func EnsureKube(ctx context.Context, goBin, buildDir, cacheDir string, log io.Wr
 	}, nil
 }
 
-// buildInto runs the build command (made for the temporary directory
-// dir.partial) unless dir exists, then renames dir.partial to dir.
+// buildInto runs the build command made for the temporary directory
+// (buildOnce: once per dir, renamed into place when complete).
 func buildInto(dir string, log io.Writer, build func(tmp string) *exec.Cmd) error {
-	if _, err := os.Stat(dir); err == nil {
-		fmt.Fprintf(log, "cluster: using %s\n", dir)
+	return buildOnce(dir, log, func(tmp string) error {
+		cmd := build(tmp)
+		cmd.Env = append(cmd.Env, "GOFLAGS=-buildvcs=false", "GOWORK=off", "GOTOOLCHAIN=local")
+		cmd.Stdout, cmd.Stderr = log, log
+		start := time.Now()
+		fmt.Fprintf(log, "cluster: building %s (%s)\n", dir, strings.Join(cmd.Args, " "))
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building %s: %s: %w", dir, strings.Join(cmd.Args, " "), err)
+		}
+		fmt.Fprintf(log, "cluster: built %s in %s\n", dir, time.Since(start).Round(time.Second))
 		return nil
-	}
-	tmp := dir + ".partial"
-	if err := os.RemoveAll(tmp); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return err
-	}
-	cmd := build(tmp)
-	cmd.Env = append(cmd.Env, "GOFLAGS=-buildvcs=false", "GOWORK=off", "GOTOOLCHAIN=local")
-	cmd.Stdout, cmd.Stderr = log, log
-	start := time.Now()
-	fmt.Fprintf(log, "cluster: building %s (%s)\n", dir, strings.Join(cmd.Args, " "))
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building %s: %s: %w", dir, strings.Join(cmd.Args, " "), err)
-	}
-	fmt.Fprintf(log, "cluster: built %s in %s\n", dir, time.Since(start).Round(time.Second))
-	return os.Rename(tmp, dir)
+	})
 }

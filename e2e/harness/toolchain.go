@@ -117,28 +117,20 @@ func EnsureTools(ctx context.Context, goBin, cacheDir string, log io.Writer) (*T
 	}, nil
 }
 
-// goInstall builds pkgs (each pkg@version) into dir unless dir exists.
+// goInstall builds pkgs (each pkg@version) into dir unless dir exists
+// (buildOnce).
 func goInstall(ctx context.Context, goBin, dir string, log io.Writer, pkgs ...string) error {
-	if _, err := os.Stat(dir); err == nil {
-		fmt.Fprintf(log, "e2e: using %s\n", dir)
+	return buildOnce(dir, log, func(tmp string) error {
+		fmt.Fprintf(log, "e2e: building %s into %s\n", strings.Join(pkgs, " "), dir)
+		cmd := exec.CommandContext(ctx, goBin, append([]string{"install"}, pkgs...)...)
+		cmd.Dir = tmp // outside any module: `go install pkg@version` uses the package's own go.mod
+		cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=-buildvcs=false", "GOWORK=off", "GOTOOLCHAIN=local")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go install %s: %w", strings.Join(pkgs, " "), err)
+		}
 		return nil
-	}
-	tmp := dir + ".partial"
-	if err := os.RemoveAll(tmp); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "e2e: building %s into %s\n", strings.Join(pkgs, " "), dir)
-	cmd := exec.CommandContext(ctx, goBin, append([]string{"install"}, pkgs...)...)
-	cmd.Dir = tmp // outside any module: `go install pkg@version` uses the package's own go.mod
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=-buildvcs=false", "GOWORK=off", "GOTOOLCHAIN=local")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go install %s: %w", strings.Join(pkgs, " "), err)
-	}
-	return os.Rename(tmp, dir)
+	})
 }
 
 // debianPackage is a Debian package and a file it installs.
