@@ -7,6 +7,7 @@ package nodepolicy
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/policy"
 )
 
@@ -94,4 +96,44 @@ func Grant(t testing.TB, name string) policy.GrantSpec {
 func OverlayConfig(t testing.TB, name string) string {
 	t.Helper()
 	return string(read(t, filepath.Join("deploy", "kustomize", "overlays", name, "config.yaml")))
+}
+
+// Observer is a sample plugin that only watches: what [CheckObserver]
+// drives.
+type Observer interface {
+	CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error)
+	UpdateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container, r *api.LinuxResources) ([]*api.ContainerUpdate, error)
+}
+
+// CheckObserver checks an observer against its shipped grant: the grant
+// allows no change and no where, and the plugin's answers to
+// CreateContainer and UpdateContainer change nothing, which the grant
+// allows.
+func CheckObserver(t *testing.T, name string, p Observer) {
+	t.Helper()
+	grant := Load(t).GrantFor("10", name)
+	if !grant.Capabilities().Empty() || Grant(t, name).Where != nil {
+		t.Errorf("the shipped grant of an observer allows %s", grant.Capabilities())
+	}
+	pod := &api.PodSandbox{Id: "pod-1", Name: "p", Namespace: "default"}
+	ctr := &api.Container{Id: "ctr-1", PodSandboxId: "pod-1", Name: "c", Env: []string{"A=1"}}
+	adj, updates, err := p.CreateContainer(context.Background(), pod, ctr)
+	if err != nil || updates != nil {
+		t.Fatalf("CreateContainer: %v, %v", updates, err)
+	}
+	if vs := grant.CheckAdjustment(pod, ctr, adj); vs != nil {
+		t.Errorf("the shipped grant refuses the plugin's adjustment: %v", vs)
+	}
+	updates, err = p.UpdateContainer(context.Background(), pod, ctr, &api.LinuxResources{Memory: &api.LinuxMemory{Limit: api.Int64(1 << 30)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range updates {
+		if vs := grant.CheckUpdate(pod, ctr, u); vs != nil {
+			t.Errorf("the shipped grant refuses the plugin's update: %v", vs)
+		}
+	}
+	if len(updates) != 0 {
+		t.Errorf("an observer updated containers: %v", updates)
+	}
 }
