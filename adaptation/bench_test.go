@@ -35,30 +35,36 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // variable.
 func BenchmarkCreateContainer(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
-			var plugins []testPlugin
-			for i := range n {
-				plugins = append(plugins, testPlugin{fmt.Sprintf("%02d-env%d", 10+i, i),
-					helperArgs("stub", "-quiet", "-events", "CreateContainer", "-env", fmt.Sprintf("VAR%d=%d", i, i))})
-			}
-			rt := newTestRuntime(b, plugins, WithLogger(slog.New(slog.DiscardHandler)), WithDisabledExternalConnections())
-			rt.start(b)
-			ctx := context.Background()
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				rsp, err := rt.a.CreateContainer(ctx, benchRequest())
-				lat = append(lat, time.Since(start))
-				if err != nil || len(rsp.Adjust.GetEnv()) != n {
-					b.Fatalf("CreateContainer: %v %v", rsp, err)
-				}
-			}
-			b.StopTimer()
-			reportLatencies(b, lat)
-		})
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) { benchCreateContainer(b, n) })
 	}
+}
+
+// benchCreateContainer runs CreateContainer through a runtime with opts
+// and n plugin processes, each adding one variable VARi, and reports its
+// latencies.
+func benchCreateContainer(b *testing.B, n int, opts ...Option) {
+	var plugins []testPlugin
+	for i := range n {
+		plugins = append(plugins, testPlugin{fmt.Sprintf("%02d-env%d", 10+i, i),
+			helperArgs("stub", "-quiet", "-events", "CreateContainer", "-env", fmt.Sprintf("VAR%d=%d", i, i))})
+	}
+	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithDisabledExternalConnections()}, opts...)
+	rt := newTestRuntime(b, plugins, opts...)
+	rt.start(b)
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		rsp, err := rt.a.CreateContainer(ctx, benchRequest())
+		lat = append(lat, time.Since(start))
+		if err != nil || len(rsp.Adjust.GetEnv()) != n {
+			b.Fatalf("CreateContainer: %v %v", rsp, err)
+		}
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
 }
 
 // BenchmarkRawTTRPC is the floor for BenchmarkCreateContainer: one ttrpc

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation"
 	nriapi "github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/testing/benchpolicy"
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 	"github.com/nrikit/nrikit/policy"
 )
@@ -24,42 +25,12 @@ const policySection = "Policy enforcement (issue 25; nrikit only, upstream has n
 // policyColumns are the labels of the section's two figure columns.
 var policyColumns = [2]string{"nrikit, no policy", "nrikit, policy of 20 grants"}
 
-// benchPolicyDoc is a policy of 20 grants (adaptation's
-// BenchmarkPolicyCreateContainer's, for the harness's plugin names): 19
-// for other plugins, each with rules of several kinds, then the one of
-// the env* plugins, which allows their BENCH_* variables among other
-// things, so that every plugin's answer is allowed and what is measured
-// is the check, not a refusal.
-func benchPolicyDoc() string {
-	var b strings.Builder
-	b.WriteString("required: []\ngrants:\n")
-	for i := range 19 {
-		fmt.Fprintf(&b, `  - plugins: [other%d, "9%d-*"]
-    where: {namespaces: [ns%d-*]}
-    adjust:
-      env: ["X%d_*"]
-      mounts: {sources: [{path: /srv/d%d}]}
-      devices: [{path: "/dev/d%d*", type: c, major: %d}]
-      rlimits: {RLIMIT_NOFILE: {hard: 4096}}
-`, i, i%10, i, i, i, i, 200+i)
-	}
-	b.WriteString(`  - plugins: ["env*"]
-    adjust:
-      env: ["BENCH_*", "OTHER_*"]
-      annotations: ["example.com/*"]
-      mounts: {sources: [{path: /srv/models}]}
-      devices: [{path: "/dev/nvidia*", type: c, major: 195}]
-      rlimits: {RLIMIT_NOFILE: {hard: 65536}, RLIMIT_MEMLOCK: {}}
-      resources: {memory: {maxLimit: 8Gi}, cpu: {maxShares: 4096}}
-    update: {cpu: {maxShares: 4096}}
-`)
-	return b.String()
-}
-
-// benchPolicy compiles benchPolicyDoc.
+// benchPolicy compiles the policy of 20 grants of the benchmarks of
+// enforcement (benchpolicy.Doc), whose grant of the env* plugins allows
+// their BENCH_* variables.
 func benchPolicy(tb testing.TB) *policy.Policy {
 	tb.Helper()
-	p, err := policy.Parse("bench-policy.yaml", []byte(benchPolicyDoc()))
+	p, err := policy.Parse("bench-policy.yaml", []byte(benchpolicy.Doc("BENCH_*", "OTHER_*")))
 	if err != nil {
 		tb.Fatal(err)
 	}
