@@ -17,14 +17,15 @@ import (
 
 // toldCapabilities returns the capabilities req tells, and whether it
 // tells any (the field is present). Names the stub does not know (a newer
-// runtime's) are left out: the plugin cannot use them.
-func toldCapabilities(req *api.ConfigureRequest) (capability.Set, bool) {
+// runtime's) are left out, and returned as unknown: the plugin cannot use
+// them.
+func toldCapabilities(req *api.ConfigureRequest) (caps capability.Set, told bool, unknown []string) {
 	set := req.GetCapabilities()
 	if set == nil {
-		return capability.Set{}, false
+		return capability.Set{}, false, nil
 	}
-	caps, _ := capability.ParseSet(set.GetNames())
-	return caps, true
+	caps, unknown = capability.ParseSet(set.GetNames())
+	return caps, true, unknown
 }
 
 // capabilitiesKey is the context key of the told capabilities.
@@ -36,22 +37,20 @@ type toldValue struct {
 	told bool
 }
 
-// noteCapabilities logs the capabilities req tells (at debug level: the
-// plugin says what it makes of them) and returns ctx
-// carrying them for the Configure handler (see ToldCapabilities).
-func (p *Plugin) noteCapabilities(ctx context.Context, req *api.ConfigureRequest) context.Context {
-	caps, told := toldCapabilities(req)
-	if !told {
+// noteCapabilities logs the capabilities the runtime told (at debug
+// level: the plugin says what it makes of them) and returns ctx carrying
+// them for the Configure handler (see ToldCapabilities).
+func (p *Plugin) noteCapabilities(ctx context.Context, told toldValue, unknown []string) context.Context {
+	if !told.told {
 		p.log(LevelDebug, "the runtime tells no capabilities (an older runtime, or upstream's)")
 	} else {
-		_, unknown := capability.ParseSet(req.GetCapabilities().GetNames())
-		p.log(LevelDebug, "the runtime tells capabilities", "capabilities", caps.String(), "unknown", len(unknown))
-		if missing := caps.Missing(p.cfg.RequiredCapabilities); !missing.Empty() {
+		p.log(LevelDebug, "the runtime tells capabilities", "capabilities", told.caps.String(), "unknown", len(unknown))
+		if missing := told.caps.Missing(p.cfg.RequiredCapabilities); !missing.Empty() {
 			p.log(LevelWarn, "the runtime does not honour capabilities the plugin requires: it will refuse the plugin",
 				"missing", missing.String())
 		}
 	}
-	return context.WithValue(ctx, capabilitiesKey{}, toldValue{caps: caps, told: told})
+	return context.WithValue(ctx, capabilitiesKey{}, told)
 }
 
 // ToldCapabilities returns the capabilities the runtime told the plugin,

@@ -194,8 +194,10 @@ func (p *Plugin) syncTimeout() time.Duration {
 	return info.ReqTimeout
 }
 
-// adopt records the runtime's description of itself and its timeouts.
-func (p *Plugin) adopt(req *api.ConfigureRequest, nriVersion string) {
+// adopt records the runtime's description of itself, its timeouts and
+// the capabilities it tells, and returns the capabilities it tells and
+// the names of them the stub does not know.
+func (p *Plugin) adopt(req *api.ConfigureRequest, nriVersion string) (told toldValue, unknown []string) {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -212,7 +214,9 @@ func (p *Plugin) adopt(req *api.ConfigureRequest, nriVersion string) {
 		p.info.ReqTimeout = min(p.cfg.AskTimeout, ms(limit))
 	}
 	p.info.SyncTimeout = ms(req.GetSynchronizeTimeout())
-	p.info.Capabilities, p.info.CapabilitiesTold = toldCapabilities(req)
+	told.caps, told.told, unknown = toldCapabilities(req)
+	p.info.Capabilities, p.info.CapabilitiesTold = told.caps, told.told
+	return told, unknown
 }
 
 // configure answers the runtime's Configure request on session s: it
@@ -220,10 +224,10 @@ func (p *Plugin) adopt(req *api.ConfigureRequest, nriVersion string) {
 // sets the session's scope gate.
 func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	rt := supportedEvents(req)
-	p.adopt(req, rt.nriVersion)
+	told, unknown := p.adopt(req, rt.nriVersion)
 	p.log(LevelInfo, "configuring plugin", "runtime", req.GetRuntimeName(), "version", req.GetRuntimeVersion(),
 		"nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
-	ctx = p.noteCapabilities(ctx, req)
+	ctx = p.noteCapabilities(ctx, told, unknown)
 
 	wanted := p.wanted
 	if h := p.h.Configure; h != nil {
