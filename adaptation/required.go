@@ -54,7 +54,7 @@ func (a *Adaptation) requiredFor(s subject) (*requiredSet, error) {
 	if s.ctr != nil {
 		value, found = api.EffectiveAnnotation(s.pod, validator.RequiredPluginsAnnotation, s.ctr.GetName())
 	} else {
-		value, found = podAnnotation(s.pod, validator.RequiredPluginsAnnotation)
+		value, found = api.EffectivePodAnnotation(s.pod, validator.RequiredPluginsAnnotation)
 	}
 	if len(pol) == 0 && !found {
 		return nil, nil
@@ -70,16 +70,6 @@ func (a *Adaptation) requiredFor(s subject) (*requiredSet, error) {
 	}
 	r.names = append(slices.Clip(r.names), listed...)
 	return r, nil
-}
-
-// podAnnotation returns the pod-level value of key: key/pod, else key.
-func podAnnotation(pod *api.PodSandbox, key string) (string, bool) {
-	for _, k := range []string{key + "/pod", key} {
-		if v, ok := pod.GetAnnotations()[k]; ok {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // parseRequired parses the annotation's list within its bounds; each
