@@ -163,6 +163,7 @@ func BenchmarkNRI(b *testing.B) {
 		})
 	}
 
+	benchDay(b, t, impls, rounds)
 	benchPolicies(b, t, rounds)
 
 	// Last: upstream's runtime never closes its WASM modules (its Stop

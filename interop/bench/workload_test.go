@@ -60,7 +60,7 @@ func TestUpstreamGetsTheSameBytes(t *testing.T) {
 func TestPluginConfigRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "10-env0")
-	want := pluginconf.Config{EnvKey: "BENCH_0", EnvValue: "a=b", Namespace: "bench", PIDFile: exe + ".pid"}
+	want := pluginconf.Config{EnvKey: "BENCH_0", EnvValue: "a=b", Namespace: "bench", PIDFile: exe + ".pid", Lifecycle: true}
 	if err := pluginconf.Write(exe, want); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 )
 
@@ -37,13 +38,18 @@ type Setup struct {
 	// WASMCacheDir is the on-disk compilation cache of WASM modules (""
 	// for none; nrikit only, upstream has no cache).
 	WASMCacheDir string
+	// Pods and Ctrs are the node's existing pods and containers (the
+	// node's day; none otherwise).
+	Pods []*api.PodSandbox
+	Ctrs []*api.Container
 }
 
-// StartFunc starts a runtime with the plugins of s and no existing pods
-// or containers.
+// StartFunc starts a runtime with the plugins of s and the existing pods
+// and containers of s.
 type StartFunc func(ctx context.Context, s Setup) (Runtime, error)
 
-// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want), runs
+// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want, -day,
+// -pods), runs
 // the benchmark with the runtime start returns, and exits non-zero on
 // error, naming the runtime.
 func Main(name string, start StartFunc) {
@@ -53,8 +59,16 @@ func Main(name string, start StartFunc) {
 	flag.StringVar(&s.WASMCacheDir, "wasm-cache", "", "WASM compilation cache directory")
 	n := flag.Int("n", 1000, "requests of each kind")
 	want := flag.Int("want", 0, "plugins that must be registered")
+	day := flag.Duration("day", 0, "send the node's day for this long instead (see runDay)")
+	pods := flag.Int("pods", 110, "with -day: the node's pods")
 	flag.Parse()
-	if err := run(start, s, *n, *want); err != nil {
+	err := error(nil)
+	if *day > 0 {
+		err = runDay(start, s, *day, *pods, *want)
+	} else {
+		err = run(start, s, *n, *want)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s bench runtime: %v\n", name, err)
 		os.Exit(1)
 	}

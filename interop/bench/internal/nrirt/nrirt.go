@@ -23,6 +23,7 @@ type Runtime struct {
 	create   *api.CreateContainerRequest
 	reqs     []*api.CreateContainerRequest
 	poststrt *api.PostStartContainerRequest
+	day      []func(context.Context) error // see PrepareDay
 }
 
 // Start starts an Adaptation with the pre-installed plugins in dir; pods

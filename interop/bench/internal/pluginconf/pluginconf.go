@@ -8,6 +8,7 @@
 //	env=KEY=VALUE       the environment variable CreateContainer adds
 //	namespace=NAME      only containers of pods in namespace NAME
 //	pidfile=PATH        where the plugin writes its process ID
+//	lifecycle=1         subscribe to the pod and container lifecycle too
 package pluginconf
 
 import (
@@ -29,6 +30,11 @@ type Config struct {
 	Namespace string
 	// PIDFile, if set, is where the plugin writes its PID.
 	PIDFile string
+	// Lifecycle subscribes the plugin to the lifecycle events of the
+	// node's day benchmark (RunPodSandbox, StartContainer,
+	// UpdateContainer, StopContainer, RemoveContainer, StopPodSandbox,
+	// RemovePodSandbox) besides CreateContainer and PostStartContainer.
+	Lifecycle bool
 }
 
 // Write stores c as the sidecar of the plugin executable at exe.
@@ -40,6 +46,9 @@ func Write(exe string, c Config) error {
 	}
 	if c.PIDFile != "" {
 		fmt.Fprintf(&b, "pidfile=%s\n", c.PIDFile)
+	}
+	if c.Lifecycle {
+		b.WriteString("lifecycle=1\n")
 	}
 	if err := os.WriteFile(exe+Suffix, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("pluginconf: %w", err)
@@ -69,6 +78,8 @@ func Load() (Config, error) {
 			c.Namespace = val
 		case "pidfile":
 			c.PIDFile = val
+		case "lifecycle":
+			c.Lifecycle = val == "1"
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -61,6 +61,7 @@ type Runtime struct {
 	create   *api.CreateContainerRequest
 	reqs     []*api.CreateContainerRequest
 	poststrt *api.PostStartContainerRequest
+	day      []func(context.Context) error // see PrepareDay
 	synced   atomic.Int64
 }
 

@@ -68,8 +68,12 @@ func runPlugin() error {
 	if err != nil {
 		return err
 	}
+	events := api.MaskOf(api.Event_CREATE_CONTAINER, api.Event_POST_START_CONTAINER)
+	if cfg.Lifecycle {
+		events = lifecycleEvents
+	}
 	opts := []stub.Option{
-		stub.WithSubscription(api.MaskOf(api.Event_CREATE_CONTAINER, api.Event_POST_START_CONTAINER)),
+		stub.WithSubscription(events),
 		stub.WithSyncGCPercent(stub.DefaultSyncGCPercent), // as the sample plugins
 	}
 	if cfg.Namespace != "" {

@@ -15,7 +15,7 @@ import (
 
 func main() {
 	memrun.Main("nrikit", func(ctx context.Context, s memrun.Setup) (memrun.Runtime, error) {
-		rt, err := nrirt.Start(ctx, s.PluginDir, nil, nil,
+		rt, err := nrirt.Start(ctx, s.PluginDir, s.Pods, s.Ctrs,
 			adaptation.WithConfigDir(s.ConfigDir), adaptation.WithWASMCacheDir(s.WASMCacheDir))
 		if err != nil {
 			return nil, err

@@ -24,7 +24,8 @@ func main() {
 		if s.ConfigDir != "" {
 			opts = append(opts, adaptation.WithPluginConfigPath(s.ConfigDir))
 		}
-		rt, err := uprt.Start(ctx, s.PluginDir, nil, nil, opts...)
+		pods, ctrs := uprt.Existing(s.Pods, s.Ctrs)
+		rt, err := uprt.Start(ctx, s.PluginDir, pods, ctrs, opts...)
 		if err != nil {
 			return nil, err
 		}

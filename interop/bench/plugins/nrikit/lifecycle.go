@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// lifecycleEvents are the events a plugin configured with lifecycle=1
+// subscribes to (the node's day benchmark).
+var lifecycleEvents = api.MaskOf(api.Event_RUN_POD_SANDBOX, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX,
+	api.Event_CREATE_CONTAINER, api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER,
+	api.Event_UPDATE_CONTAINER, api.Event_STOP_CONTAINER, api.Event_REMOVE_CONTAINER)
+
+// The lifecycle handlers do nothing: the benchmark measures the cost of
+// delivering the events.
+
+func (p *plugin) RunPodSandbox(context.Context, *api.PodSandbox) error    { return nil }
+func (p *plugin) StopPodSandbox(context.Context, *api.PodSandbox) error   { return nil }
+func (p *plugin) RemovePodSandbox(context.Context, *api.PodSandbox) error { return nil }
+
+func (p *plugin) StartContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	return nil
+}
+
+func (p *plugin) UpdateContainer(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+func (p *plugin) StopContainer(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+func (p *plugin) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	return nil
+}
