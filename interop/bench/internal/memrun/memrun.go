@@ -3,7 +3,8 @@
 // CreateContainer and PostStartContainer requests, and print the process's
 // resident memory (workload.Memory, then VmRSS again once garbage is
 // collected and returned to the system) and how long the runtime took to
-// start (see Parse).
+// start (see Parse); with -day, the node's day instead (see runDay and
+// ParseDay).
 package memrun
 
 import (
