@@ -66,8 +66,10 @@ test-e2e: js-deps
 ## kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl v1.37.2 built by the module
 ## e2e/kubebuild from the Go module proxy into the user cache directory (~/.cache/nrikit, kept; cold ~1,800
 ## CPU-seconds with kine), containerd v2.4.2 on nrikit (the e2e suite's build), all in a network and mount namespace of their
-## own. The gpu-env DaemonSet is applied with kubectl apply -k, rolled, edited, scraped and deleted, then installed
-## and uninstalled with Helm's Go library (deploy/helm/nrikit-plugin). Warm: ~1.5 min.
+## own, under the shipped node policy (deploy/policy/policy.yaml). The gpu-env DaemonSet is applied with kubectl
+## apply -k, rolled, edited, scraped, widened beyond its grant (refused) and deleted, then installed and uninstalled
+## with Helm's Go library (deploy/helm/nrikit-plugin), and deploy/README.md's helm lines are run with the helm
+## command (built from e2e/go.mod's helm.sh/helm/v3 into ~/.cache/nrikit/helm-VERSION). Warm: ~2.5 min.
 CLUSTER_TIMEOUT ?= 60m
 test-cluster:
 	cd e2e && $(GO) vet ./cluster && GO=$(GO) $(GO) test -count=1 -v -timeout=$(CLUSTER_TIMEOUT) ./cluster

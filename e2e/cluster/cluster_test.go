@@ -41,8 +41,10 @@ func TestNode(t *testing.T) {
 		{"ConfigMapEdited", configMapEdited},
 		{"RolloutNewImage", rolloutNewImage},
 		{"MetricsScraped", metricsScraped},
+		{"PolicyEnforced", policyEnforced},
 		{"DaemonSetDeleted", daemonSetDeleted},
 		{"HelmInstalled", helmInstalled},
+		{"HelmREADME", helmREADME},
 	}
 	for _, s := range steps {
 		ok := t.Run(s.name, func(t *testing.T) {

@@ -32,17 +32,23 @@ type node struct {
 // the components' log tails are printed. containerd's default validator
 // is enabled (with no plugin required node-wide), so that a pod naming
 // a plugin in the annotation required-plugins.noderesource.dev is not
-// created without it.
+// created without it; the node's policy is the shipped
+// deploy/policy/policy.yaml, as deploy/README.md asks to install it.
 func newNode(t *testing.T, ctx context.Context) *node {
 	t.Helper()
 	if env.skip != "" {
 		t.Skip(env.skip)
 	}
+	policy, err := os.ReadFile(shippedPolicy())
+	if err != nil {
+		t.Fatalf("the shipped node policy: %v", err)
+	}
 	start := time.Now()
 	c, err := harness.StartCluster(ctx, harness.ClusterOptions{
 		Tools: env.tools, Kube: env.kube, ImageTar: env.imageTar,
-		ExtraImageTars:   []string{env.plugin[pluginTags[0]], env.plugin[pluginTags[1]]},
+		ExtraImageTars:   []string{env.plugin[pluginTags[0]], env.plugin[pluginTags[1]], env.loggerTar},
 		DefaultValidator: &harness.Validator{},
+		Policy:           string(policy),
 	})
 	if err != nil {
 		t.Fatal(err)

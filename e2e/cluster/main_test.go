@@ -19,12 +19,17 @@ var env struct {
 	tools *harness.Tools
 	kube  *harness.KubeTools
 	// imageTar holds the pause, workload and httpget images; plugin[v]
-	// the gpu-env plugin's image tagged v (pluginTags).
-	imageTar string
-	plugin   map[string]string
-	repo     string
-	work     string
-	skip     string // why the tests skip (not root)
+	// the gpu-env plugin's image tagged v (pluginTags); loggerTar the
+	// logger plugin's image tagged pluginTags[0] (deploy/README.md's
+	// second helm install).
+	imageTar  string
+	plugin    map[string]string
+	loggerTar string
+	// helm is the helm command of the e2e module's helm.sh/helm/v3.
+	helm string
+	repo string
+	work string
+	skip string // why the tests skip (not root)
 }
 
 // pluginTags are the tags of the gpu-env images: the first deployed,
@@ -91,6 +96,11 @@ func setup(m *testing.M) int {
 		return fail("%v", err)
 	}
 	phase("Kubernetes "+harness.KubernetesVersion+" and kine", start)
+	start = time.Now()
+	if env.helm, err = harness.EnsureHelm(ctx, goBin, e2eDir, kubeCache, os.Stderr); err != nil {
+		return fail("%v", err)
+	}
+	phase("helm", start)
 
 	env.work = filepath.Join(os.TempDir(), fmt.Sprintf("nrikit-e2e-build-%d", os.Getpid()))
 	if err := os.MkdirAll(env.work, 0o755); err != nil {
@@ -128,7 +138,12 @@ func setup(m *testing.M) int {
 	for _, tag := range pluginTags {
 		out := filepath.Join(env.work, "plugin-"+tag)
 		// deploy/images, as `make images VERSION=TAG` runs it.
-		cmd := exec.CommandContext(ctx, goBin, "run", ".", "-root", env.repo, "-out", out, "-version", tag, "-go", goBin, "gpu-env")
+		args := []string{"run", ".", "-root", env.repo, "-out", out, "-version", tag, "-go", goBin, "gpu-env"}
+		if tag == pluginTags[0] {
+			args = append(args, "logger")
+			env.loggerTar = filepath.Join(out, "logger.tar")
+		}
+		cmd := exec.CommandContext(ctx, goBin, args...)
 		cmd.Dir = filepath.Join(env.repo, "deploy", "images")
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if b, err := cmd.CombinedOutput(); err != nil {

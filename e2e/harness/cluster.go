@@ -39,6 +39,11 @@ type ClusterOptions struct {
 	ExtraImageTars []string
 	// DefaultValidator configures containerd's default validator.
 	DefaultValidator *Validator
+	// Policy, if not empty, is the node's policy (docs/policy.md),
+	// written where containerd on nrikit reads it before containerd
+	// starts (Containerd.PolicyPath; containerd reads it again within 10
+	// seconds of a change).
+	Policy string
 }
 
 // Cluster is a single-node Kubernetes: kine, kube-apiserver,
@@ -100,6 +105,11 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (c *Cluster, err err
 		return c, err
 	}
 	c.Containerd.opts.Enter = c.enter
+	if opts.Policy != "" {
+		if err := os.WriteFile(c.Containerd.PolicyPath(), []byte(opts.Policy), 0o644); err != nil {
+			return c, fmt.Errorf("writing the node's policy: %w", err)
+		}
+	}
 	if err := c.makeCgroups(); err != nil {
 		return c, err
 	}
@@ -362,6 +372,17 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
 		return out, &CommandError{Name: "kubectl", Args: args, Output: stderr.String(), Err: err}
 	}
 	return out, nil
+}
+
+// Command returns the command running argv inside the namespaces (a
+// plain command, not a container) in the directory dir, for the caller
+// to set its environment and output. A shell changes to dir once inside:
+// entering the mount namespace resets the working directory, and a
+// directory opened before (nsenter's --wd) is unreachable from the
+// namespace's root (getcwd fails).
+func (c *Cluster) Command(ctx context.Context, dir string, argv ...string) *exec.Cmd {
+	full := append(append(append([]string{}, c.enter...), "/bin/sh", "-c", `cd "$0" && exec "$@"`, dir), argv...)
+	return exec.CommandContext(ctx, full[0], full[1:]...)
 }
 
 // Exec runs argv inside the namespaces (a plain command, not a

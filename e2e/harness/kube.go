@@ -82,6 +82,34 @@ func EnsureKube(ctx context.Context, goBin, buildDir, cacheDir string, log io.Wr
 	}, nil
 }
 
+// EnsureHelm returns the helm command of the version of helm.sh/helm/v3
+// that the module moduleDir (e2e, whose go.mod lists it as a tool)
+// requires, building it into cacheDir/helm-VERSION if missing, from the
+// Go module proxy.
+func EnsureHelm(ctx context.Context, goBin, moduleDir, cacheDir string, log io.Writer) (string, error) {
+	const module = "helm.sh/helm/v3"
+	list := exec.CommandContext(ctx, goBin, "list", "-m", "-f", "{{.Version}}", module)
+	list.Dir = moduleDir
+	list.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local")
+	out, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("the version of %s in %s: %w", module, moduleDir, err)
+	}
+	version := strings.TrimSpace(string(out))
+	dir := filepath.Join(cacheDir, "helm-"+version)
+	err = buildInto(dir, log, func(tmp string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp+"/", "-ldflags",
+			"-s -w -X "+module+"/internal/version.version="+version, module+"/cmd/helm")
+		cmd.Dir = moduleDir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		return cmd
+	})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "helm"), nil
+}
+
 // buildInto runs the build command made for the temporary directory
 // (buildOnce: once per dir, renamed into place when complete).
 func buildInto(dir string, log io.Writer, build func(tmp string) *exec.Cmd) error {

@@ -102,6 +102,13 @@ type Layout struct {
 	LogPath string
 }
 
+// PolicyPath is where a runtime on nrikit's compat/nri reads the node's
+// policy (docs/policy.md): policy.yaml in the parent directory of the
+// plugin configuration directory.
+func (l *Layout) PolicyPath() string {
+	return filepath.Join(filepath.Dir(l.PluginConfigDir), "policy.yaml")
+}
+
 // Log returns the runtime's log so far.
 func (l *Layout) Log() string {
 	b, _ := os.ReadFile(l.LogPath)
