@@ -32,22 +32,16 @@ func requireTrust(t *testing.T) {
 	}
 }
 
-// policyPath is where compat/nri reads the node's policy: policy.yaml
-// in the parent of the plugin configuration directory.
-func (r *runtime) policyPath() string {
-	return filepath.Join(filepath.Dir(r.PluginConfigDir), "policy.yaml")
-}
-
 // writePolicy replaces the runtime's policy file with data as an
 // administrator's tools do: a new file (mode 0644, owned by root) renamed
 // over the old one.
 func (r *runtime) writePolicy(data string) {
 	r.t.Helper()
-	tmp := r.policyPath() + ".new"
+	tmp := r.PolicyPath() + ".new"
 	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.Rename(tmp, r.policyPath()); err != nil {
+	if err := os.Rename(tmp, r.PolicyPath()); err != nil {
 		r.t.Fatal(err)
 	}
 }
