@@ -37,13 +37,20 @@ type Setup struct {
 	// WASMCacheDir is the on-disk compilation cache of WASM modules (""
 	// for none; nrikit only, upstream has no cache).
 	WASMCacheDir string
+	// Existing is the number of existing containers (workload.Existing)
+	// the runtime starts with and synchronizes its plugins with. The
+	// runtime calls workload.ResetPeak once it holds them, before it
+	// starts: the VmHWM printed is the peak of registration and
+	// Synchronize, the containers' listing included.
+	Existing int
 }
 
 // StartFunc starts a runtime with the plugins of s and no existing pods
 // or containers.
 type StartFunc func(ctx context.Context, s Setup) (Runtime, error)
 
-// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want), runs
+// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want,
+// -existing), runs
 // the benchmark with the runtime start returns, and exits non-zero on
 // error, naming the runtime.
 func Main(name string, start StartFunc) {
@@ -53,6 +60,7 @@ func Main(name string, start StartFunc) {
 	flag.StringVar(&s.WASMCacheDir, "wasm-cache", "", "WASM compilation cache directory")
 	n := flag.Int("n", 1000, "requests of each kind")
 	want := flag.Int("want", 0, "plugins that must be registered")
+	flag.IntVar(&s.Existing, "existing", 0, "existing containers to synchronize plugins with")
 	flag.Parse()
 	if err := run(start, s, *n, *want); err != nil {
 		fmt.Fprintf(os.Stderr, "%s bench runtime: %v\n", name, err)

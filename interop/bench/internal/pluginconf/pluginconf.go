@@ -8,6 +8,8 @@
 //	env=KEY=VALUE       the environment variable CreateContainer adds
 //	namespace=NAME      only containers of pods in namespace NAME
 //	pidfile=PATH        where the plugin writes its process ID
+//	peakfile=PATH       where the plugin writes its resident memory once
+//	                    its Synchronize handler has the whole snapshot
 package pluginconf
 
 import (
@@ -29,6 +31,9 @@ type Config struct {
 	Namespace string
 	// PIDFile, if set, is where the plugin writes its PID.
 	PIDFile string
+	// PeakFile, if set, is where the plugin writes its resident memory
+	// (workload.Memory) when its Synchronize handler runs.
+	PeakFile string
 }
 
 // Write stores c as the sidecar of the plugin executable at exe.
@@ -40,6 +45,9 @@ func Write(exe string, c Config) error {
 	}
 	if c.PIDFile != "" {
 		fmt.Fprintf(&b, "pidfile=%s\n", c.PIDFile)
+	}
+	if c.PeakFile != "" {
+		fmt.Fprintf(&b, "peakfile=%s\n", c.PeakFile)
 	}
 	if err := os.WriteFile(exe+Suffix, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("pluginconf: %w", err)
@@ -69,6 +77,8 @@ func Load() (Config, error) {
 			c.Namespace = val
 		case "pidfile":
 			c.PIDFile = val
+		case "peakfile":
+			c.PeakFile = val
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -1,6 +1,7 @@
 // Command upstream is a runtime process for the memory benchmark: it starts
 // upstream's adaptation (containerd/nri v0.12.5) with the plugins of -plugins
-// (configured from -config), sends -n
+// (configured from -config; -existing containers to synchronize them
+// with), sends -n
 // CreateContainer and PostStartContainer requests, prints its resident
 // memory (workload.Memory) and stops.
 package main
@@ -10,9 +11,11 @@ import (
 	"errors"
 
 	"github.com/containerd/nri/pkg/adaptation"
+	"github.com/containerd/nri/pkg/api"
 
 	"github.com/nrikit/nrikit/interop/bench/internal/memrun"
 	"github.com/nrikit/nrikit/interop/bench/internal/uprt"
+	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 )
 
 func main() {
@@ -24,7 +27,17 @@ func main() {
 		if s.ConfigDir != "" {
 			opts = append(opts, adaptation.WithPluginConfigPath(s.ConfigDir))
 		}
-		rt, err := uprt.Start(ctx, s.PluginDir, nil, nil, opts...)
+		var (
+			pods []*api.PodSandbox
+			ctrs []*api.Container
+		)
+		if s.Existing > 0 {
+			pods, ctrs = uprt.Existing(workload.Existing(s.Existing))
+			if err := workload.ResetPeak(); err != nil {
+				return nil, err
+			}
+		}
+		rt, err := uprt.Start(ctx, s.PluginDir, pods, ctrs, opts...)
 		if err != nil {
 			return nil, err
 		}
