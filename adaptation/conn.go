@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/nrikit/nrikit/internal/nriconn"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // connEndpoint is a plugin at the other end of a connection (launched or
@@ -77,8 +79,9 @@ const preConfigureLimit = 64 << 10
 func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
 	e := &connEndpoint{flushed: make(chan struct{}), onClose: onClose, gate: newInflightGate(lim.maxInFlight), violated: lim.violated}
 	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
-		WriteTimeout:  lim.writeTimeout,
-		ClientOptions: lim.clientOpts,
+		WriteTimeout: lim.writeTimeout,
+		// sendEncoded last: the payloads of callEncoded.
+		ClientOptions: append(slices.Clip(lim.clientOpts), ttrpc.WithChainUnaryClientInterceptor(sendEncoded)),
 		ServerOptions: lim.serverOpts,
 		Init: func(s *nriconn.Session) {
 			e.mux = s.Mux
@@ -108,10 +111,76 @@ func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 		return nil, err
 	}
 	rsp := m.answer.New().Interface()
-	if err := e.client.Call(ctx, api.PluginServiceName, m.name, msg, rsp); err != nil {
+	if err := e.callEncoded(ctx, m.name, msg, rsp); err != nil {
 		return nil, err
 	}
 	return rsp, nil
+}
+
+// Synchronize sends a part of encodedSyncParts as it was encoded (see
+// callEncoded); another request as ttrpc encodes it.
+func (e *connEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	rsp := &api.SynchronizeResponse{}
+	if err := e.callEncoded(ctx, "Synchronize", req, rsp); err != nil {
+		return nil, err
+	}
+	return rsp, nil
+}
+
+// callEncoded calls method with req. A request that holds nothing but
+// unknown fields (a carrier, a part of encodedSyncParts) is its own
+// encoding: those bytes become the payload of ttrpc's request as they
+// are (sendEncoded), where ttrpc's codec would copy them into a new
+// buffer first. Another request is encoded by ttrpc.
+func (e *connEndpoint) callEncoded(ctx context.Context, method string, req, rsp proto.Message) error {
+	if enc, ok := ownEncoding(req); ok {
+		ctx = context.WithValue(ctx, encodedKey{}, &encoded{method: method, payload: enc})
+		req = emptyRequest
+	}
+	return e.client.Call(ctx, api.PluginServiceName, method, req, rsp)
+}
+
+// emptyRequest is what ttrpc encodes for a request sent as encoded: no
+// bytes. It is never written to.
+var emptyRequest = &api.Empty{}
+
+// ownEncoding returns the bytes req marshals to if they are its unknown
+// fields alone.
+func ownEncoding(req proto.Message) ([]byte, bool) {
+	r := req.ProtoReflect()
+	if !r.IsValid() {
+		return nil, false
+	}
+	enc := r.GetUnknown()
+	if len(enc) == 0 {
+		return nil, false
+	}
+	known := false
+	r.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool {
+		known = true
+		return false
+	})
+	return enc, !known
+}
+
+// encodedKey is the context key of the encoding of a call's request
+// (callEncoded).
+type encodedKey struct{}
+
+// encoded is the encoding of the request of a call to method.
+type encoded struct {
+	method  string
+	payload []byte
+}
+
+// sendEncoded is the ttrpc client interceptor of a plugin connection
+// that puts the encoding callEncoded passes along as the payload of the
+// call it was made for.
+func sendEncoded(ctx context.Context, req *ttrpc.Request, rsp *ttrpc.Response, _ *ttrpc.UnaryClientInfo, invoke ttrpc.Invoker) error {
+	if enc, ok := ctx.Value(encodedKey{}).(*encoded); ok && enc.method == req.Method && len(req.Payload) == 0 {
+		req.Payload = enc.payload
+	}
+	return invoke(ctx, req, rsp)
 }
 
 // failure is FailureOversize for an answer refused by its bounds

@@ -68,7 +68,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 	defer cancelBudget()
 	var last *api.SynchronizeResponse
 	for i := 0; ; i++ {
-		req, ok, err := parts.next()
+		req, more, ok, err := parts.next()
 		if err != nil {
 			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureRejected, Err: err}
 		}
@@ -93,7 +93,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 			perr := &PluginError{Plugin: p.full, Op: "Synchronize", Kind: kind, Timeout: timeout, Err: bounded(kind, err)}
 			return fmt.Errorf("part %d: %w", i+1, perr)
 		}
-		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
+		if more && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
 			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureLost, Err: errSplitSync}
 		}
 		last = rsp

@@ -12,6 +12,7 @@ import (
 const (
 	syncPodsField       protowire.Number = 1
 	syncContainersField protowire.Number = 2
+	syncMoreField       protowire.Number = 3
 )
 
 // syncParts yields the Synchronize requests of one plugin, split as
@@ -19,14 +20,16 @@ const (
 // (encodedSyncParts) the parts are encoded ahead, by a goroutine that encodes part k+1 while
 // part k is in flight, so the runtime's encoding overlaps the plugin's
 // decoding; and each pod and container is sized and encoded once, into
-// the part's unknown fields, which proto.Marshal (and so ttrpc) copies to
-// the wire as they are: the bytes are those of the request with the
-// objects in its pods and containers fields. Builtin plugins get the
-// requests of splitSync (plainSyncParts).
+// a buffer that is the part's encoding as it goes on the wire (the
+// request with the objects in its pods and containers fields, and more
+// last): the request returned holds it as its unknown fields and nothing
+// else, which the connection sends as they are (connEndpoint.Synchronize).
+// Builtin plugins get the requests of splitSync (plainSyncParts).
 type syncParts struct {
-	// next returns the next part (false after the last). The part
-	// returned before must no longer be used: its buffer is reused.
-	next func() (*api.SynchronizeRequest, bool, error)
+	// next returns the next part, whether more parts follow it, and
+	// false after the last. The part returned before must no longer be
+	// used: its buffer is reused.
+	next func() (req *api.SynchronizeRequest, more, ok bool, err error)
 	// stop ends the encoder early; it is idempotent and waits for it.
 	stop func()
 }
@@ -36,12 +39,12 @@ func plainSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *s
 	parts := splitSync(pods, ctrs, limit)
 	i := 0
 	return &syncParts{
-		next: func() (*api.SynchronizeRequest, bool, error) {
+		next: func() (*api.SynchronizeRequest, bool, bool, error) {
 			if i == len(parts) {
-				return nil, false, nil
+				return nil, false, false, nil
 			}
 			i++
-			return parts[i-1], true, nil
+			return parts[i-1], parts[i-1].More, true, nil
 		},
 		stop: func() {},
 	}
@@ -51,12 +54,13 @@ func plainSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *s
 // stop ends.
 func encodedSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
 	type part struct {
-		req *api.SynchronizeRequest
-		err error
+		req  *api.SynchronizeRequest
+		more bool
+		err  error
 	}
 	out := make(chan part, 1) // one part encoded ahead
 	// free takes back the buffers of parts that were sent, for the
-	// encoder to reuse (ttrpc has copied them by then).
+	// encoder to reuse (ttrpc has copied them into its message by then).
 	free := make(chan []byte, 2)
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -66,11 +70,15 @@ func encodedSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) 
 		budget := limit - 2 // room for "more = true"
 		var buf []byte
 		emit := func(more bool) bool {
-			req := &api.SynchronizeRequest{More: more}
+			if more {
+				buf = protowire.AppendTag(buf, syncMoreField, protowire.VarintType)
+				buf = protowire.AppendVarint(buf, 1)
+			}
+			req := &api.SynchronizeRequest{}
 			req.ProtoReflect().SetUnknown(buf)
 			buf = nil
 			select {
-			case out <- part{req: req}:
+			case out <- part{req: req, more: more}:
 				return true
 			case <-quit:
 				return false
@@ -118,7 +126,7 @@ func encodedSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) 
 		prev    *api.SynchronizeRequest
 	)
 	return &syncParts{
-		next: func() (*api.SynchronizeRequest, bool, error) {
+		next: func() (*api.SynchronizeRequest, bool, bool, error) {
 			// Asking for the next part means the previous one was sent.
 			if prev != nil {
 				select {
@@ -128,7 +136,7 @@ func encodedSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) 
 			}
 			p, ok := <-out
 			prev = p.req
-			return p.req, ok, p.err
+			return p.req, p.more, ok, p.err
 		},
 		stop: func() {
 			if !stopped {

@@ -15,12 +15,15 @@ func collectParts(t *testing.T, parts *syncParts) []*api.SynchronizeRequest {
 	defer parts.stop()
 	var got []*api.SynchronizeRequest
 	for {
-		req, ok, err := parts.next()
+		req, more, ok, err := parts.next()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !ok {
 			return got
+		}
+		if more != (req.More || moreOnWire(t, req)) {
+			t.Errorf("part %d: next says more=%v, its request does not", len(got)+1, more)
 		}
 		buf, err := proto.Marshal(req)
 		if err != nil {
@@ -97,9 +100,23 @@ func TestSyncPartsStop(t *testing.T) {
 		ctrs = append(ctrs, bigCtr(i))
 	}
 	parts := encodedSyncParts(nil, ctrs, 4096)
-	if _, ok, err := parts.next(); !ok || err != nil {
+	if _, _, ok, err := parts.next(); !ok || err != nil {
 		t.Fatalf("first part: %v %v", ok, err)
 	}
 	parts.stop() // returns once the encoder goroutine has ended
 	parts.stop()
+}
+
+// moreOnWire reports whether req's encoding sets more.
+func moreOnWire(t *testing.T, req *api.SynchronizeRequest) bool {
+	t.Helper()
+	buf, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec api.SynchronizeRequest
+	if err := proto.Unmarshal(buf, &dec); err != nil {
+		t.Fatal(err)
+	}
+	return dec.More
 }

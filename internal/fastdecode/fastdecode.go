@@ -22,7 +22,8 @@
 // unknown field numbers, known numbers with an unexpected wire type) is
 // copied raw, tag included, into a per-message buffer that is merged into
 // the message at the end with proto.UnmarshalOptions{Merge: true}. Decoded
-// strings are copies: nothing in m aliases b, which the caller may reuse.
+// strings are copies: nothing in m aliases b, which the caller may reuse
+// (NewCapture's Synchronize is the exception, see UnmarshalOptions.owned).
 //
 // Hand-decoded fields:
 //   - PodSandbox: id, name, uid, namespace, labels, annotations,
@@ -47,6 +48,7 @@ import (
 	"reflect"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -83,6 +85,14 @@ type UnmarshalOptions struct {
 	// package comment) are still checked. With valid input the result is
 	// the same.
 	TrustUTF8 bool
+
+	// owned says the decoded bytes are the decoder's alone and never
+	// change afterwards (a capture's exact copy of one pod or container,
+	// see finishSynchronize): the hand-decoded strings then point into
+	// them rather than being copied, one allocation per object instead of
+	// one per string. The strings keep the object's bytes alive, about
+	// the size of the strings themselves.
+	owned bool
 }
 
 // Unmarshal decodes b into m as the package-level [Unmarshal] does, with
@@ -201,7 +211,7 @@ func consumeTag(b []byte) (num protowire.Number, typ protowire.Type, n int) {
 }
 
 // consumeString parses the value of a proto3 string field (wire type bytes):
-// it must be valid UTF-8. The result is a copy.
+// it must be valid UTF-8. The result is a copy (see o.str).
 func (o UnmarshalOptions) consumeString(b []byte) (string, int, error) {
 	v, n := protowire.ConsumeBytes(b)
 	if n < 0 {
@@ -210,7 +220,16 @@ func (o UnmarshalOptions) consumeString(b []byte) (string, int, error) {
 	if !o.TrustUTF8 && !utf8.Valid(v) {
 		return "", 0, errUTF8
 	}
-	return string(v), n, nil
+	return o.str(v), n, nil
+}
+
+// str returns v as a string: a copy, or with owned the bytes themselves
+// (never written to again, see UnmarshalOptions.owned).
+func (o UnmarshalOptions) str(v []byte) string {
+	if o.owned && len(v) > 0 {
+		return unsafe.String(unsafe.SliceData(v), len(v))
+	}
+	return string(v)
 }
 
 // consumeMapEntry parses the value of a map<string,string> entry field (wire

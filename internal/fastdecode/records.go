@@ -268,6 +268,6 @@ func (o UnmarshalOptions) consumeMapField(b []byte, m *map[string]string, size i
 	if *m == nil {
 		*m = make(map[string]string, size)
 	}
-	(*m)[string(k)] = string(v)
+	(*m)[o.str(k)] = o.str(v)
 	return n, nil
 }

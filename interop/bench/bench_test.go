@@ -145,6 +145,30 @@ func BenchmarkNRI(b *testing.B) {
 		}
 	}
 
+	for _, n := range []int{10000, 100000} {
+		for _, im := range interleave(t, rounds, impls) {
+			name := fmt.Sprintf("Synchronize/memory/containers=%d/%s", n, im.name)
+			if !selected(b, name) {
+				continue
+			}
+			b.Run(t.inRound(name), func(b *testing.B) {
+				rt, pl, err := syncMemory(b, im, n)
+				for b.Loop() {
+				}
+				scen := fmt.Sprintf("registration + Synchronize, %d containers", n)
+				if err != nil {
+					b.Logf("%s: %v", im.name, err)
+					t.row(scen, "peak VmHWM, runtime", kib).note = im.name + " failed: " + err.Error()
+					return
+				}
+				b.ReportMetric(float64(rt.HWMKiB), "runtime-VmHWM-KiB")
+				b.ReportMetric(float64(pl.HWMKiB), "plugin-VmHWM-KiB")
+				t.set(im.name, scen, "peak VmHWM, runtime", kib, float64(rt.HWMKiB))
+				t.set(im.name, scen, "peak VmHWM, plugin", kib, float64(pl.HWMKiB))
+			})
+		}
+	}
+
 	for _, im := range interleave(t, rounds, impls) {
 		name := "Memory/runtime/plugins=16/" + im.name
 		if !selected(b, name) {
@@ -287,6 +311,26 @@ func benchSync(b *testing.B, im impl, l *listing) (time.Duration, error) {
 	}
 	s := finish(b, took, 0, 0)
 	return s.p50, nil
+}
+
+// syncMemory runs im's runtime binary with one plugin and n existing
+// containers and returns the peak resident memory of the runtime during
+// registration and Synchronize (the listing of the containers included,
+// see memrun.Setup.Existing) and that of the plugin once it has the
+// whole snapshot (pluginconf's peakfile).
+func syncMemory(b *testing.B, im impl, n int) (runtime, plugin workload.Memory, err error) {
+	specs := envPlugins(1)
+	peak := filepath.Join(b.TempDir(), "peak")
+	specs[0].cfg.PeakFile = peak
+	dir := pluginDir(b, im.plugin, specs)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	res, err := runRuntime(ctx, im, memrun.Setup{PluginDir: dir, Existing: n}, 0, 1)
+	if err != nil {
+		return runtime, plugin, err
+	}
+	plugin, err = workload.ReadPeak(peak)
+	return res.Memory, plugin, err
 }
 
 // runtimeMemory runs im's runtime binary with 16 plugins and returns the

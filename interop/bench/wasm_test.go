@@ -103,6 +103,9 @@ func runRuntime(ctx context.Context, im impl, s memrun.Setup, n, want int) (chil
 	if s.WASMCacheDir != "" {
 		args = append(args, "-wasm-cache", s.WASMCacheDir)
 	}
+	if s.Existing > 0 {
+		args = append(args, "-existing", strconv.Itoa(s.Existing))
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

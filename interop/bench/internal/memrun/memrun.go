@@ -43,14 +43,20 @@ type Setup struct {
 	// node's day; none otherwise).
 	Pods []*api.PodSandbox
 	Ctrs []*api.Container
+	// Existing is the number of existing containers (workload.Existing)
+	// the runtime starts with and synchronizes its plugins with. The
+	// runtime calls workload.ResetPeak once it holds them, before it
+	// starts: the VmHWM printed is the peak of registration and
+	// Synchronize, the containers' listing included.
+	Existing int
 }
 
 // StartFunc starts a runtime with the plugins of s and the existing pods
 // and containers of s.
 type StartFunc func(ctx context.Context, s Setup) (Runtime, error)
 
-// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want, -day,
-// -pods), runs
+// Main parses the flags (-plugins, -config, -wasm-cache, -n, -want,
+// -existing, -day, -pods), runs
 // the benchmark with the runtime start returns, and exits non-zero on
 // error, naming the runtime.
 func Main(name string, start StartFunc) {
@@ -62,6 +68,7 @@ func Main(name string, start StartFunc) {
 	want := flag.Int("want", 0, "plugins that must be registered")
 	day := flag.Duration("day", 0, "send the node's day for this long instead (see runDay)")
 	pods := flag.Int("pods", 110, "with -day: the node's pods")
+	flag.IntVar(&s.Existing, "existing", 0, "existing containers to synchronize plugins with")
 	flag.Parse()
 	err := error(nil)
 	if *day > 0 {

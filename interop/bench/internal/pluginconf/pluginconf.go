@@ -9,6 +9,8 @@
 //	namespace=NAME      only containers of pods in namespace NAME
 //	pidfile=PATH        where the plugin writes its process ID
 //	lifecycle=1         subscribe to the pod and container lifecycle too
+//	peakfile=PATH       where the plugin writes its resident memory once
+//	                    its Synchronize handler has the whole snapshot
 package pluginconf
 
 import (
@@ -35,6 +37,9 @@ type Config struct {
 	// UpdateContainer, StopContainer, RemoveContainer, StopPodSandbox,
 	// RemovePodSandbox) besides CreateContainer and PostStartContainer.
 	Lifecycle bool
+	// PeakFile, if set, is where the plugin writes its resident memory
+	// (workload.Memory) when its Synchronize handler runs.
+	PeakFile string
 }
 
 // Write stores c as the sidecar of the plugin executable at exe.
@@ -49,6 +54,9 @@ func Write(exe string, c Config) error {
 	}
 	if c.Lifecycle {
 		b.WriteString("lifecycle=1\n")
+	}
+	if c.PeakFile != "" {
+		fmt.Fprintf(&b, "peakfile=%s\n", c.PeakFile)
 	}
 	if err := os.WriteFile(exe+Suffix, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("pluginconf: %w", err)
@@ -80,6 +88,8 @@ func Load() (Config, error) {
 			c.PIDFile = val
 		case "lifecycle":
 			c.Lifecycle = val == "1"
+		case "peakfile":
+			c.PeakFile = val
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +54,45 @@ func ReadMemory(pid int) (Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// RecordPeak writes the process's resident memory (Memory.String, VmHWM
+// its peak) to path, if path is not "": the benchmark plugins call it
+// when their Synchronize handler runs, with the whole snapshot decoded
+// (pluginconf's peakfile).
+func RecordPeak(path string) error {
+	if path == "" {
+		return nil
+	}
+	m, err := ReadMemory(0)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(m.String()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("workload: recording peak memory: %w", err)
+	}
+	return nil
+}
+
+// ReadPeak reads what RecordPeak wrote to path.
+func ReadPeak(path string) (Memory, error) {
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		return Memory{}, fmt.Errorf("workload: %w", err)
+	}
+	return ParseMemory(string(buf))
+}
+
+// ResetPeak collects garbage, returns the freed memory to the system and
+// resets the process's VmHWM to its VmRSS (clear_refs, see proc(5)): the
+// peak read afterwards is that of what follows.
+func ResetPeak() error {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return fmt.Errorf("workload: resetting the peak of resident memory: %w", err)
+	}
+	return nil
 }
 
 // ParseMemory reads what Memory.String wrote.

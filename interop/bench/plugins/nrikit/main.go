@@ -24,6 +24,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/interop/bench/internal/pluginconf"
+	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 	"github.com/nrikit/nrikit/stub"
 )
 
@@ -40,7 +41,8 @@ func (p *plugin) PostStartContainer(context.Context, *api.PodSandbox, *api.Conta
 }
 
 func (p *plugin) Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
-	return nil, nil
+	// The snapshot is decoded: the peak of the Synchronize rows.
+	return nil, workload.RecordPeak(p.cfg.PeakFile)
 }
 
 func main() {

@@ -16,6 +16,7 @@ import (
 	"github.com/containerd/nri/pkg/stub"
 
 	"github.com/nrikit/nrikit/interop/bench/internal/pluginconf"
+	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 )
 
 type plugin struct{ cfg pluginconf.Config }
@@ -34,7 +35,8 @@ func (p *plugin) PostStartContainer(context.Context, *api.PodSandbox, *api.Conta
 }
 
 func (p *plugin) Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
-	return nil, nil
+	// The snapshot is decoded: the peak of the Synchronize rows.
+	return nil, workload.RecordPeak(p.cfg.PeakFile)
 }
 
 // quiet discards upstream's log messages, as the nrikit stub does by

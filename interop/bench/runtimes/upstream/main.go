@@ -1,6 +1,7 @@
 // Command upstream is a runtime process for the memory benchmark: it starts
 // upstream's adaptation (containerd/nri v0.12.5) with the plugins of -plugins
-// (configured from -config), sends -n
+// (configured from -config; -existing containers to synchronize them
+// with), sends -n
 // CreateContainer and PostStartContainer requests, prints its resident
 // memory (workload.Memory) and stops.
 package main
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nrikit/nrikit/interop/bench/internal/memrun"
 	"github.com/nrikit/nrikit/interop/bench/internal/uprt"
+	"github.com/nrikit/nrikit/interop/bench/internal/workload"
 )
 
 func main() {
@@ -23,6 +25,12 @@ func main() {
 		var opts []adaptation.Option
 		if s.ConfigDir != "" {
 			opts = append(opts, adaptation.WithPluginConfigPath(s.ConfigDir))
+		}
+		if s.Existing > 0 {
+			s.Pods, s.Ctrs = workload.Existing(s.Existing)
+			if err := workload.ResetPeak(); err != nil {
+				return nil, err
+			}
 		}
 		pods, ctrs := uprt.Existing(s.Pods, s.Ctrs)
 		rt, err := uprt.Start(ctx, s.PluginDir, pods, ctrs, opts...)
