@@ -14,7 +14,11 @@ import (
 // service to it, for example interceptors that trace every call
 // (containerd passes otelttrpc's). Builtin plugins are called directly
 // and see neither. The options must not replace what the Adaptation
-// sets up itself (the connection, its message limits).
+// sets up itself (the connection, its message limits). A request the
+// Adaptation encoded itself (the events about pods and containers,
+// Synchronize's parts) reaches the client interceptors with an empty
+// Payload: its bytes are put in place after them, which spares ttrpc's
+// codec a copy of every request.
 func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Option {
 	return func(c *config) error {
 		for _, o := range client {
