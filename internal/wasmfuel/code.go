@@ -44,7 +44,8 @@ func (in *instrumenter) elements(r *reader, n uint32) ([]byte, error) {
 			} else {
 				var f uint32
 				if f, err = r.u32(); err == nil {
-					out = appendU32(out, in.fn(f))
+					f, err = in.fn(f)
+					out = appendU32(out, f)
 				}
 			}
 			if err != nil {
@@ -178,7 +179,10 @@ func (in *instrumenter) instr(out []byte, r *reader, op byte, inject bool) ([]by
 		if f, err = r.u32(); err != nil {
 			return nil, err
 		}
-		return appendU32(append(out, op), in.fn(f)), nil
+		if f, err = in.fn(f); err != nil {
+			return nil, err
+		}
+		return appendU32(append(out, op), f), nil
 	case op == 0x03: // loop
 		if err = r.blocktype(); err != nil {
 			return nil, err
@@ -192,6 +196,11 @@ func (in *instrumenter) instr(out []byte, r *reader, op byte, inject bool) ([]by
 		op >= 0x45 && op <= 0xc4:
 	case op == 0x02 || op == 0x04: // block, if
 		err = r.blocktype()
+	case op == 0x23 || op == 0x24: // global.get, global.set
+		var g uint32
+		if g, err = r.u32(); err == nil {
+			err = in.global(g)
+		}
 	case op == 0x0c || op == 0x0d || (op >= 0x20 && op <= 0x26):
 		_, err = r.u32()
 	case op == 0x0e: // br_table

@@ -59,6 +59,7 @@ type instrumenter struct {
 	importedFuncs   uint32
 	importedGlobals uint32
 	definedGlobals  uint32
+	definedFuncs    uint32
 	types           uint32
 	fuel            int32
 	inject          []byte // the counter sequence
@@ -105,6 +106,8 @@ func Instrument(code []byte, budget int32) ([]byte, error) {
 			err = in.countImports(s.payload)
 		case secGlobal:
 			in.definedGlobals, err = (&reader{b: s.payload}).u32()
+		case 3:
+			in.definedFuncs, err = (&reader{b: s.payload}).u32()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("wasmfuel: section %d: %w", s.id, err)
@@ -172,12 +175,26 @@ func (r *reader) name() (string, error) {
 	return string(b), err
 }
 
-// fn maps a function index of the original module to the instrumented one.
-func (in *instrumenter) fn(i uint32) uint32 {
-	if i < in.importedFuncs {
-		return i
+// fn maps a function index of the original module to the instrumented
+// one. An index out of the original's range is an error: after the shift
+// it could name the host function.
+func (in *instrumenter) fn(i uint32) (uint32, error) {
+	if uint64(i) >= uint64(in.importedFuncs)+uint64(in.definedFuncs) {
+		return 0, fmt.Errorf("function index %d out of range", i)
 	}
-	return i + 1
+	if i < in.importedFuncs {
+		return i, nil
+	}
+	return i + 1, nil
+}
+
+// global checks a global index of the original module: one out of its
+// range would, after instrumentation, name the counter.
+func (in *instrumenter) global(i uint32) error {
+	if uint64(i) >= uint64(in.importedGlobals)+uint64(in.definedGlobals) {
+		return fmt.Errorf("global index %d out of range", i)
+	}
+	return nil
 }
 
 // countImports counts the imported functions and globals.
@@ -289,14 +306,21 @@ func (in *instrumenter) rewrite(id byte, p []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if kind == 0 {
-				idx = in.fn(idx)
+			switch kind {
+			case 0:
+				idx, err = in.fn(idx)
+			case 3:
+				err = in.global(idx)
+			}
+			if err != nil {
+				return nil, err
 			}
 			out = appendU32(append(appendName(out, name), kind), idx)
 		}
 		return out, nil
 	case secStart:
-		return appendU32(nil, in.fn(n)), nil
+		f, err := in.fn(n)
+		return appendU32(nil, f), err
 	case secElem:
 		return in.elements(r, n)
 	case secCode:

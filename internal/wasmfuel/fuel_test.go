@@ -171,6 +171,20 @@ func TestInstrumentDropsNamesAndShiftsIndices(t *testing.T) {
 	}
 }
 
+// compiles reports whether r compiles code. wazero v1.12's validator
+// panics on some invalid modules (a function section naming a type out
+// of range, testdata/fuzz/FuzzInstrument/58ac5a4ceb870f4b): such a
+// module counts as invalid.
+func compiles(ctx context.Context, r wazero.Runtime, code []byte) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := r.CompileModule(ctx, code)
+	return err == nil
+}
+
 func FuzzInstrument(f *testing.F) {
 	f.Add(testModule(), uint8(5))
 	f.Fuzz(func(t *testing.T, code []byte, n uint8) {
@@ -179,7 +193,7 @@ func FuzzInstrument(f *testing.F) {
 		out, err := Instrument(code, 2)
 		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 		defer r.Close(ctx)
-		if _, err := r.CompileModule(ctx, code); err != nil {
+		if !compiles(ctx, r, code) {
 			return // not valid: Instrument may fail or not
 		}
 		if err != nil {
@@ -208,4 +222,26 @@ func FuzzInstrument(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestInstrumentRefusesOutOfRangeIndices: an index just past the
+// original's globals or functions would name the counter or the host
+// function after instrumentation, so a module could reset its own budget.
+func TestInstrumentRefusesOutOfRangeIndices(t *testing.T) {
+	for name, patch := range map[string][2][]byte{
+		"global.set": {{0x41, 7, 0x24, 0, 0x0b}, {0x41, 7, 0x24, 1, 0x0b}},
+		"call":       {{0x10, 4, 0x20, 0}, {0x10, 6, 0x20, 0}},
+	} {
+		code := testModule()
+		if !bytes.Contains(code, patch[0]) {
+			t.Fatalf("%s: pattern not in the test module", name)
+		}
+		if _, err := Instrument(code, 5); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		bad := bytes.Replace(code, patch[0], patch[1], 1)
+		if _, err := Instrument(bad, 5); err == nil {
+			t.Errorf("%s: out-of-range index accepted", name)
+		}
+	}
 }
