@@ -180,7 +180,7 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 			return fmt.Errorf("wasmhost: instrumenting the module: %w", err)
 		}
 	}
-	compiled, err := r.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), code)
+	compiled, err := compileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), r, code)
 	if err != nil {
 		_ = r.Close(context.WithoutCancel(ctx))
 		return err
@@ -199,6 +199,20 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		return errCacheClosed
 	}
 	return nil
+}
+
+// compileModule compiles code in r. wazero v1.12's validator panics on
+// some invalid modules (a function section naming a type out of range,
+// when another function calls the function: internal/wasmfuel's fuzz
+// test found it); a module file is untrusted, so that is an error here,
+// not the end of the process.
+func compileModule(ctx context.Context, r wazero.Runtime, code []byte) (compiled wazero.CompiledModule, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			compiled, err = nil, fmt.Errorf("invalid module (wazero panicked validating it: %v)", v)
+		}
+	}()
+	return r.CompileModule(ctx, code)
 }
 
 // newRuntime makes a runtime with the memory limit limit, compiling
