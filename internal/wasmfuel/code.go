@@ -81,7 +81,7 @@ func (in *instrumenter) constExpr(out []byte, r *reader) ([]byte, error) {
 
 // code rewrites the function bodies.
 func (in *instrumenter) code(r *reader, n uint32) ([]byte, error) {
-	out := appendU32(nil, n)
+	out := appendU32(make([]byte, 0, len(r.b)+len(r.b)/4), n)
 	var body []byte
 	for i := uint32(0); i < n; i++ {
 		size, err := r.u32()

@@ -124,7 +124,7 @@ func Instrument(code []byte, budget int32) ([]byte, error) {
 	in.inject = appendU32(append(in.inject, 0x24), g)
 	in.inject = append(in.inject, 0x0b) // end
 
-	out := append([]byte(nil), header...)
+	out := append(make([]byte, 0, len(code)+len(code)/4), header...)
 	added := map[byte]bool{}
 	addMissing := func(before int) {
 		for _, id := range []byte{secType, secImport, secGlobal} {

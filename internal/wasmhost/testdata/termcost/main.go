@@ -1,18 +1,24 @@
 // Command termcost measures what bounding a WASM call costs: it runs a
 // WASI command module (a Go test binary built for wasip1, say) in wazero
-// twice, compiled without and with the termination checks that
-// internal/wasmhost's runtimes enable (wazero's WithCloseOnContextDone,
-// without which a call cannot be stopped at the request timeout), and
-// passes it the arguments after "--". The module's output (a benchmark's
-// figures) shows the difference:
+// once per mode and passes it the arguments after "--". The modes:
+// "none", compiled without any bound (a looping call runs forever);
+// "checks", with the termination checks internal/wasmhost's runtimes
+// enable by default (wazero's WithCloseOnContextDone); "fuel", the
+// module instrumented by internal/wasmfuel (wasmhost's
+// Options.FuelChecks), with a host function that checks the deadline
+// every 65536 loop headers and function entries; "interp", wazero's
+// interpreter with close-on-context-done. The module's output (a
+// benchmark's figures) shows the difference:
 //
 //	GOOS=wasip1 GOARCH=wasm go test -c -o /tmp/fastdecode.wasm ./internal/fastdecode
 //	go run ./internal/wasmhost/testdata/termcost -wasm /tmp/fastdecode.wasm -- \
 //		-test.run='^$' -test.bench=CreateContainer -test.benchtime=300x
 //
-// wazero v1.12 implements the check as an exit from the machine code to Go
-// at every loop header; Go compiles each function to WebAssembly as a loop
-// (for its goroutine switching), so a Go guest pays it on every call.
+// wazero v1.12 implements the checks as an exit from the machine code to
+// Go at every loop header; Go compiles each function to WebAssembly as a
+// loop (for its goroutine switching), so a Go guest pays it on every
+// call. The fuel counters are a decrement and a compare in the machine
+// code instead.
 package main
 
 import (
@@ -77,9 +83,11 @@ func run(path, mode string, args []string) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
 		return fmt.Errorf("WASI: %w", err)
 	}
+	var refuels int64 // calls of the host function (exits from the machine code)
 	if mode == "fuel" {
 		if _, err := r.NewHostModuleBuilder(wasmfuel.ImportModule).NewFunctionBuilder().
 			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+				refuels++
 				if ctx.Err() != nil {
 					panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
 				}
@@ -105,6 +113,9 @@ func run(path, mode string, args []string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("running %s: %w", path, err)
+	}
+	if mode == "fuel" {
+		fmt.Printf("== %d exits to the host (every %d counts)\n", refuels, fuelBudget)
 	}
 	return nil
 }
