@@ -191,6 +191,9 @@ func FuzzInstrument(f *testing.F) {
 		ctx := context.Background()
 		n %= 12
 		out, err := Instrument(code, 2)
+		if CheckCounts(code) != nil {
+			return // wazero would run out of memory decoding it
+		}
 		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 		defer r.Close(ctx)
 		if !compiles(ctx, r, code) {
@@ -243,5 +246,16 @@ func TestInstrumentRefusesOutOfRangeIndices(t *testing.T) {
 		if _, err := Instrument(bad, 5); err == nil {
 			t.Errorf("%s: out-of-range index accepted", name)
 		}
+	}
+}
+
+func TestCheckCounts(t *testing.T) {
+	if err := CheckCounts(testModule()); err != nil {
+		t.Errorf("test module: %v", err)
+	}
+	// 2^31 imports declared in a 10-byte section.
+	bad := append(append([]byte(nil), header...), 0x02, 0x0a, 0x80, 0x80, 0x80, 0x80, 0x08, 0, 0, 0, 0, 0)
+	if err := CheckCounts(bad); err == nil {
+		t.Error("huge import count accepted")
 	}
 }

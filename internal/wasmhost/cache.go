@@ -212,6 +212,9 @@ func compileModule(ctx context.Context, r wazero.Runtime, code []byte) (compiled
 			compiled, err = nil, fmt.Errorf("invalid module (wazero panicked validating it: %v)", v)
 		}
 	}()
+	if err := wasmfuel.CheckCounts(code); err != nil {
+		return nil, fmt.Errorf("invalid module: %w", err)
+	}
 	return r.CompileModule(ctx, code)
 }
 
