@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/nrikit/nrikit/internal/wasmabi"
+	"github.com/nrikit/nrikit/internal/wasmfuel"
 )
 
 // Cache is what the plugins loaded with it ([Options.Cache]) share: the
@@ -45,11 +46,13 @@ type Cache struct {
 	callers sync.Map
 }
 
-// moduleKey identifies a compiled module: the module's bytes and the
-// memory limit (which wazero applies when compiling).
+// moduleKey identifies a compiled module: the module's bytes, the
+// memory limit (which wazero applies when compiling) and how its calls
+// are bounded (Options.FuelChecks).
 type moduleKey struct {
 	sum   [sha256.Size]byte
 	limit uint32
+	fuel  bool
 }
 
 // sharedModule is a module compiled for the plugins that use it, in a
@@ -99,8 +102,8 @@ func (c *Cache) Dir() string { return c.dir }
 // compile returns code compiled for the memory limit limit and the
 // runtime to instantiate it in, and the function that releases them.
 // log receives what the on-disk cache has to say.
-func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, code []byte) (wazero.Runtime, wazero.CompiledModule, func(context.Context), error) {
-	key := moduleKey{sum: sha256.Sum256(code), limit: limit}
+func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, fuel bool, code []byte) (wazero.Runtime, wazero.CompiledModule, func(context.Context), error) {
+	key := moduleKey{sum: sha256.Sum256(code), limit: limit, fuel: fuel}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -167,11 +170,17 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		}
 		cc = d.cc
 	}
-	r, err := c.newRuntime(ctx, key.limit, cc)
+	r, err := c.newRuntime(ctx, key.limit, key.fuel, cc)
 	if err != nil {
 		return err
 	}
-	compiled, err := r.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), code)
+	if key.fuel {
+		if code, err = wasmfuel.Instrument(code, fuelBudget); err != nil {
+			_ = r.Close(context.WithoutCancel(ctx))
+			return fmt.Errorf("wasmhost: instrumenting the module: %w", err)
+		}
+	}
+	compiled, err := compileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), r, code)
 	if err != nil {
 		_ = r.Close(context.WithoutCancel(ctx))
 		return err
@@ -192,17 +201,36 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 	return nil
 }
 
+// compileModule compiles code in r. wazero v1.12's validator panics on
+// some invalid modules (a function section naming a type out of range,
+// when another function calls the function: internal/wasmfuel's fuzz
+// test found it); a module file is untrusted, so that is an error here,
+// not the end of the process.
+func compileModule(ctx context.Context, r wazero.Runtime, code []byte) (compiled wazero.CompiledModule, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			compiled, err = nil, fmt.Errorf("invalid module (wazero panicked validating it: %v)", v)
+		}
+	}()
+	if err := wasmfuel.CheckCounts(code); err != nil {
+		return nil, fmt.Errorf("invalid module: %w", err)
+	}
+	return r.CompileModule(ctx, code)
+}
+
 // newRuntime makes a runtime with the memory limit limit, compiling
-// through cc, with the host modules guests import.
-func (c *Cache) newRuntime(ctx context.Context, limit uint32, cc wazero.CompilationCache) (wazero.Runtime, error) {
+// through cc, with the host modules guests import; with fuel, for
+// modules instrumented by internal/wasmfuel.
+func (c *Cache) newRuntime(ctx context.Context, limit uint32, fuel bool, cc wazero.CompilationCache) (wazero.Runtime, error) {
 	ctx = context.WithoutCancel(ctx)
 	// Close-on-context-done is what bounds a call by its context (an
 	// endless loop is stopped). It is also most of a Go guest's call:
 	// wazero v1.12 exits from the machine code to Go at every loop
 	// header to check for it, and Go compiles every function to a loop
-	// (testdata/termcost measures it; wazero issue #2466).
+	// (testdata/termcost measures it; wazero issue #2466). With fuel,
+	// the module's own counters bound the call instead (fuel.go).
 	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(!fuel).
 		WithMemoryLimitPages(limit).
 		WithCompilationCache(cc)
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -213,6 +241,12 @@ func (c *Cache) newRuntime(ctx context.Context, limit uint32, cc wazero.Compilat
 	if err := c.instantiateEnv(ctx, r); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: env module: %w", err)
+	}
+	if fuel {
+		if err := instantiateFuel(ctx, r); err != nil {
+			_ = r.Close(ctx)
+			return nil, fmt.Errorf("wasmhost: fuel module: %w", err)
+		}
 	}
 	return r, nil
 }

@@ -43,6 +43,7 @@ func (p *Plugin) Call(ctx context.Context, fn string, req []byte) ([]byte, error
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
+	p.setCallContext(ctx)
 	if p.inst == nil {
 		if err := p.renew(ctx, fn); err != nil {
 			return nil, err

@@ -38,6 +38,10 @@
 // close-on-context-done, which in wazero v1.12 exits from the machine code
 // to Go at every loop header: about three quarters of a Go guest's call
 // (testdata/termcost measures it; docs/benchmarks.md has the figures).
+// With [Options.FuelChecks] they are bounded instead by counters the
+// module is instrumented with (internal/wasmfuel), which call the host
+// only every 65536 loop headers and function entries: the same bound at
+// about a third of the guest's time.
 //
 // Files: the module file is opened once, without blocking (a FIFO
 // cannot hang it), checked through its descriptor (a regular file of at

@@ -29,9 +29,18 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(wasmtest.PrecompileEnv); v != "" {
 		module, dir, _ := strings.Cut(v, string(os.PathListSeparator))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		p, err := Load(ctx, module, Options{CacheDir: dir, Logger: slog.New(slog.DiscardHandler)})
-		if err == nil {
-			err = p.Close(ctx)
+		var err error
+		// Both bounds: close-on-context-done and FuelChecks
+		// (TestFuelChecksBoundCalls) compile differently.
+		for _, fuel := range []bool{false, true} {
+			var p *Plugin
+			p, err = Load(ctx, module, Options{CacheDir: dir, FuelChecks: fuel, Logger: slog.New(slog.DiscardHandler)})
+			if err == nil {
+				err = p.Close(ctx)
+			}
+			if err != nil {
+				break
+			}
 		}
 		cancel()
 		if err != nil {

@@ -48,6 +48,15 @@ type Options struct {
 	// MaxAnswerSize bounds the answers to events (the exports of
 	// EventFunc and plugin_state_change), in bytes; 0 for MaxMessageSize.
 	MaxAnswerSize int
+	// FuelChecks bounds the module's calls by counters it is
+	// instrumented with (internal/wasmfuel: at every loop header and
+	// function entry, the host checks the call's context every
+	// 65536 counts) instead of wazero's close-on-context-done, which
+	// exits to the host at every loop header. A Go guest's calls run
+	// about 3 times faster; a call is stopped as promptly (within
+	// 65536 loop iterations or function calls, or 10 ms of a sleep,
+	// of its deadline).
+	FuelChecks bool
 }
 
 // maxModuleSize returns the module size cap.

@@ -43,6 +43,9 @@ type Plugin struct {
 	closed atomic.Bool
 
 	generation atomic.Uint64
+	// callCtx is the context of the running call (or load), for the
+	// sleeps of a guest with FuelChecks, which wazero does not stop.
+	callCtx atomic.Pointer[context.Context]
 }
 
 // instance is one instantiation of the module.
@@ -107,7 +110,7 @@ func (p *Plugin) setup(ctx context.Context, code []byte) error {
 		}
 		p.cache, p.ownCache = cache, true
 	}
-	r, compiled, unref, err := p.cache.compile(ctx, p.log, p.opts.memoryLimit(), code)
+	r, compiled, unref, err := p.cache.compile(ctx, p.log, p.opts.memoryLimit(), p.opts.FuelChecks, code)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compiling %s: %w", p.path, err)
 	}
@@ -122,8 +125,9 @@ func (p *Plugin) setup(ctx context.Context, code []byte) error {
 		WithStderr(p.stderr).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithNanosleep(sleepSlice).
+		WithNanosleep(p.sleeper()).
 		WithRandSource(rand.Reader)
+	p.setCallContext(ctx)
 	inst, err := p.instantiate(ctx)
 	if err != nil {
 		return err
