@@ -150,6 +150,7 @@ func (a *Adaptation) startWASM(l launchSpec) (<-chan struct{}, error) {
 		TrustedFile:      true,
 		MaxAnswerSize:    a.cfg.maxAnswerSize,
 		MaxMessageSize:   MaxMessageSize,
+		FuelChecks:       !a.cfg.wasmCtxChecks,
 	})
 	if err != nil {
 		var (

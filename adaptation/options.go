@@ -153,6 +153,7 @@ type config struct {
 	maxWASMLoads    int
 	wasmBudget      uint64 // 0: none
 	wasmLoadTimeout time.Duration
+	wasmCtxChecks   bool // see WithWASMContextChecks
 	// wasmLoad is wasmhost.Load (tests watch it).
 	wasmLoad func(ctx context.Context, path string, opts wasmhost.Options) (*wasmhost.Plugin, error)
 	// afterBind, if set, is called with the path the socket was bound

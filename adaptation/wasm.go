@@ -51,6 +51,19 @@ func WithWASMCacheDir(dir string) Option {
 	return func(c *config) error { c.wasmCacheDir = dir; return nil }
 }
 
+// WithWASMContextChecks bounds the calls into WASM plugins the way
+// wazero does by itself (close-on-context-done: the machine code returns
+// to Go at every loop header to look at the call's context) instead of by
+// counters the module is instrumented with at load (internal/wasmfuel:
+// the host looks every 65,536 loop headers and function entries). Both
+// stop a guest that loops within the request timeout; the counters cost
+// about a third as much of a Go guest's time (docs/benchmarks.md,
+// "Bounding a call"). It is the fallback for a module the instrumentation
+// refuses.
+func WithWASMContextChecks() Option {
+	return func(c *config) error { c.wasmCtxChecks = true; return nil }
+}
+
 // WithWASMMemoryLimit caps the linear memory of each WASM plugin instance
 // at limit bytes, rounded down to whole 64 KiB pages (default 128 MiB). A
 // guest that needs more crashes ([FailureCrashed]); a Go guest's heap

@@ -114,14 +114,21 @@ func TestWASMPlugin(t *testing.T) {
 // request returns within twice the request timeout with the other
 // plugin's adjustment, the runtime serves requests from another goroutine
 // throughout, and, with a failure policy that keeps it, the plugin gets a
-// fresh instance (its configuration replayed) after each crash.
+// fresh instance (its configuration replayed) after each crash; with
+// either bound on its calls (the default counters and
+// WithWASMContextChecks).
 func TestWASMContainment(t *testing.T) {
+	t.Run("counters", func(t *testing.T) { testWASMContainment(t) })
+	t.Run("context checks", func(t *testing.T) { testWASMContainment(t, WithWASMContextChecks()) })
+}
+
+func testWASMContainment(t *testing.T, bound ...Option) {
 	timeout := scaled(time.Second)
 	keep := PluginPolicy{FailurePolicy: &api.FailurePolicy{KeepConnected: true}}
-	rt := newTestRuntime(t, nil, append(wasmOptions(t, timeout),
+	rt := newTestRuntime(t, nil, append(append(wasmOptions(t, timeout),
 		WithBuiltinPlugin("20", "inproc", &inproc{}),
 		WithWASMMemoryLimit(64<<20),
-		WithPluginOverride("10-wasm", keep))...)
+		WithPluginOverride("10-wasm", keep)), bound...)...)
 	installWASM(t, rt, "10-wasm")
 	must(t, os.WriteFile(filepath.Join(rt.conf, "10-wasm.conf"), []byte("kept"), 0o644))
 	rt.start(t)

@@ -87,6 +87,9 @@ func (c *pluginCheck) loadWASM(ctx context.Context) bool {
 		Logger:   slog.New(slog.NewTextHandler(c.wasm.output, nil)),
 		CacheDir: c.cfg.WASMCacheDir,
 		Reinit:   c.reinitWASM,
+		// Bounded as nrikit's runtime bounds it by default (see
+		// adaptation.WithWASMContextChecks).
+		FuelChecks: true,
 	})
 	d := time.Since(start)
 	if err != nil {
