@@ -115,6 +115,9 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	case list != nil && cfg.syncFunc != nil:
 		return nil, errors.New("adaptation: both a ListFunc and a SyncFunc given")
 	}
+	if err := cfg.compileAdminScopes(); err != nil {
+		return nil, err
+	}
 	if cfg.recorder != nil {
 		cfg.observer = observerWithRecorder(cfg.observer, cfg.recorder)
 	}

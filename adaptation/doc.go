@@ -188,7 +188,12 @@
 // extension), and the administrator may set one for it ([PluginPolicy]
 // Scope, for plugins that cannot be changed); the effective scope is both
 // (filter.And), compiled at registration (a scope that does not compile
-// refuses the registration with codes.InvalidArgument) and logged. Whether
+// refuses the registration with codes.InvalidArgument) and logged. A CEL
+// expression, in a scope or in the policy file's where, needs [WithCEL]:
+// without it the package does not link a CEL implementation, and refuses
+// such a scope, naming the option (an embedder upgrading from a version
+// that always evaluated CEL passes WithCEL(celscope.Compile) to keep
+// doing so). Whether
 // a pod or container is in the scope is decided when it is created
 // (RunPodSandbox, CreateContainer) or synchronized, and holds until it is
 // removed; container events need the container's pod in scope too. A

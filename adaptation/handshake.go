@@ -330,7 +330,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if ov := a.cfg.overrides[p.full].FailurePolicy; ov != nil {
 		fp = ov
 	}
-	own, err := compileScope(rsp.GetScope(), filter.WithLogger(p.log))
+	own, err := a.cfg.compileScope(rsp.GetScope(), filter.WithLogger(p.log))
 	if err != nil {
 		return registrationError(p.full, codes.InvalidArgument, err,
 			"plugin %q declared an invalid scope: %s", p.full, scopeMessage(err))

@@ -159,7 +159,11 @@ type config struct {
 	// afterBind, if set, is called with the path the socket was bound
 	// to, at once (tests).
 	afterBind func(path string)
-	// adminScopes are the compiled PluginPolicy scopes, by full name.
+	// cel compiles the CEL expressions of scopes; nil without WithCEL
+	// (scope.go).
+	cel filter.CELCompiler
+	// adminScopes are the compiled PluginPolicy scopes, by full name
+	// (compileAdminScopes).
 	adminScopes map[string]*filter.Filter
 	// The administrator's policy (policy.go): policy given with
 	// WithPolicy, or the file of WithPolicyFile, looked at every
@@ -488,13 +492,9 @@ func WithPluginOverride(fullName string, p PluginPolicy) Option {
 		if fp := p.FailurePolicy; fp != nil {
 			p.FailurePolicy = &api.FailurePolicy{FailRequest: fp.GetFailRequest(), KeepConnected: fp.GetKeepConnected()}
 		}
-		delete(c.adminScopes, fullName)
 		if p.Scope != nil {
-			f, err := compileScope(p.Scope)
-			if err != nil {
-				return fmt.Errorf("adaptation: plugin override %q: invalid scope: %s", fullName, scopeMessage(err))
-			}
-			c.adminScopes[fullName] = f
+			// Compiled by New (compileAdminScopes), with WithCEL
+			// whichever order the options come in.
 			p.Scope = proto.CloneOf(p.Scope)
 		}
 		c.overrides[fullName] = p
@@ -538,4 +538,20 @@ func WithPluginEnv(env ...string) Option {
 		c.env = append(c.env, env...)
 		return nil
 	}
+}
+
+// compileAdminScopes compiles the scopes of the plugin overrides, once all
+// options are applied (a scope's CEL expression needs WithCEL).
+func (c *config) compileAdminScopes() error {
+	for full, p := range c.overrides {
+		if p.Scope == nil {
+			continue
+		}
+		f, err := c.compileScope(p.Scope)
+		if err != nil {
+			return fmt.Errorf("adaptation: plugin override %q: invalid scope: %s", full, scopeMessage(err))
+		}
+		c.adminScopes[full] = f
+	}
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/policy"
 )
 
@@ -97,7 +95,7 @@ func (f *policyFile) changed(fi fs.FileInfo) bool {
 
 // loadPolicy reads the policy file: the policy, and the file's info
 // (nil, with no policy and no error, if the file does not exist).
-func loadPolicy(path string) (*policy.Policy, fs.FileInfo, error) {
+func (c *config) loadPolicy(path string) (*policy.Policy, fs.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -105,7 +103,7 @@ func loadPolicy(path string) (*policy.Policy, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("adaptation: policy file: %w", err)
 	}
-	p, err := policy.Load(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
+	p, err := policy.Load(path, policy.WithFilterOptions(c.filterOptions()...))
 	if err != nil {
 		return nil, fi, fmt.Errorf("adaptation: policy file %s: %w", path, err)
 	}
@@ -118,7 +116,7 @@ func (a *Adaptation) initPolicy() error {
 		a.pol.Store(a.cfg.policy)
 		return nil
 	}
-	p, fi, err := loadPolicy(a.cfg.policyFile)
+	p, fi, err := a.cfg.loadPolicy(a.cfg.policyFile)
 	if err != nil {
 		// Fail closed, and stay within reach of a fix: no plugin may
 		// change anything until a valid file is read (the runtime and
@@ -163,7 +161,7 @@ func (a *Adaptation) ReloadPolicy() error {
 // reloadLocked is ReloadPolicy under a.reloadMu.
 func (a *Adaptation) reloadLocked() error {
 	path := a.cfg.policyFile
-	p, fi, err := loadPolicy(path)
+	p, fi, err := a.cfg.loadPolicy(path)
 	if err != nil {
 		a.polFile.info = fi // not retried until it changes again
 		a.log.Error("invalid policy file, keeping the policy in force", "path", path, "error", err)

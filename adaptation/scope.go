@@ -1,18 +1,56 @@
 package adaptation
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/filter/celscope"
 )
 
+// WithCEL makes the Adaptation evaluate the CEL expressions of scopes
+// (docs/scope.md): those plugins declare, those of [PluginPolicy], and
+// the where of the policy file's grants (docs/policy.md); pass
+// celscope.Compile (package github.com/nrikit/nrikit/filter/celscope).
+// Without it a plugin declaring a scope with a CEL expression is refused
+// at registration, with the reason, a PluginPolicy scope with one makes
+// [New] fail, and a policy file whose where has one is an invalid policy
+// file (no plugin may change anything until a valid one is read). CEL is
+// an option because its implementation costs a runtime that evaluates no
+// CEL expression several megabytes of binary and of resident memory;
+// `nri run` and compat/nri pass it.
+func WithCEL(compile filter.CELCompiler) Option {
+	return func(c *config) error {
+		if compile == nil {
+			return errors.New("adaptation: WithCEL: nil compiler")
+		}
+		c.cel = compile
+		return nil
+	}
+}
+
+// filterOptions are the options every scope is compiled with: the CEL
+// compiler of WithCEL, or one that refuses every expression naming the
+// missing option.
+func (c *config) filterOptions(opts ...filter.Option) []filter.Option {
+	if c.cel != nil {
+		return append(opts, filter.WithCEL(c.cel))
+	}
+	return append(opts, filter.WithCEL(noCEL))
+}
+
+// noCEL is the CEL compiler of an Adaptation without WithCEL.
+func noCEL(expr string, _ filter.CELConfig) (filter.Matcher, error) {
+	return nil, fmt.Errorf("expression %q: %w: this runtime evaluates no CEL expression (its Adaptation was created without adaptation.WithCEL)",
+		expr, filter.ErrNoCEL)
+}
+
 // compileScope compiles a plugin's or an administrator's scope, CEL
-// expressions included.
-func compileScope(scope *api.PluginScope, opts ...filter.Option) (*filter.Filter, error) {
-	return filter.Compile(scope, append(opts, filter.WithCEL(celscope.Compile))...)
+// expressions included if the Adaptation was given WithCEL.
+func (c *config) compileScope(scope *api.PluginScope, opts ...filter.Option) (*filter.Filter, error) {
+	return filter.Compile(scope, c.filterOptions(opts...)...)
 }
 
 // A plugin's view of the pods and containers (see docs/scope.md): its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/validator"
 	"github.com/prometheus/client_golang/prometheus"
@@ -213,10 +214,11 @@ func TestScopeRegistrationErrors(t *testing.T) {
 		plugins = append(plugins, testPlugin{full, helperArgs("stub", "-scope", scopeArg(t, scope))})
 	}
 	plugins = append(plugins, testPlugin{"20-good", helperArgs("stub", "-scope", scopeArg(t, gpuScope), "-env", "GOOD=1")})
-	rt := newTestRuntime(t, plugins)
+	rt := newTestRuntime(t, plugins, WithCEL(celscope.Compile))
 	rt.start(t)
+	cfg := config{cel: celscope.Compile}
 	for full, scope := range cases {
-		_, cerr := compileScope(scope)
+		_, cerr := cfg.compileScope(scope)
 		if cerr == nil {
 			t.Fatalf("%s: scope compiles", full)
 		}
@@ -306,7 +308,7 @@ func TestAdminScope(t *testing.T) {
 func TestScopeDecidedAtCreation(t *testing.T) {
 	rt := newTestRuntime(t, []testPlugin{
 		{"10-cel", helperArgs("stub", "-scope", scopeArg(t, &api.PluginScope{Cel: `"GPU" in container.env`}))},
-	})
+	}, WithCEL(celscope.Compile))
 	rt.start(t)
 	ctx := ctxT(t)
 	pod := testPod(0)

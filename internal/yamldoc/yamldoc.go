@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -97,14 +98,16 @@ func Explain(data []byte, err error, root *yaml.Node) error {
 	return errors.Join(errs...)
 }
 
-// yamlLine matches the "line N: " prefix of yaml.v3's messages.
-var yamlLine = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
+// yamlLine matches the "line N: " prefix of yaml.v3's messages. The
+// expressions are compiled when first needed (a message to rewrite), not
+// when a program linking the package starts.
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`) })
 
 // split splits a yaml.v3 message into its line (0 if it names none) and
 // the rest.
 func split(m string) (line int, msg string) {
 	msg = strings.TrimPrefix(m, "yaml: ")
-	if sub := yamlLine.FindStringSubmatch(msg); sub != nil {
+	if sub := yamlLine().FindStringSubmatch(msg); sub != nil {
 		line, _ = strconv.Atoi(sub[1])
 		msg = sub[2]
 	}
@@ -169,11 +172,13 @@ type mismatch struct {
 }
 
 // mismatchMsg matches yaml.v3's message about a value of the wrong type.
-var mismatchMsg = regexp.MustCompile("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+var mismatchMsg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+})
 
 // typeMismatch parses the message, or returns nil.
 func typeMismatch(msg string) *mismatch {
-	sub := mismatchMsg.FindStringSubmatch(msg)
+	sub := mismatchMsg().FindStringSubmatch(msg)
 	if sub == nil {
 		return nil
 	}
@@ -272,12 +277,12 @@ func fieldAt(root *yaml.Node, line int, m *mismatch) string {
 
 // unknownField matches yaml.v3's message about an unknown key, which names
 // the Go type.
-var unknownField = regexp.MustCompile(`^field (\S+) not found in type \*?\w+\.(\w+)$`)
+var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^field (\S+) not found in type \*?\w+\.(\w+)$`) })
 
 // friendlier rewrites yaml.v3's unknown-key message in the document's
 // terms: unknown key "x" in pod.
 func friendlier(msg string) string {
-	if sub := unknownField.FindStringSubmatch(msg); sub != nil {
+	if sub := unknownField().FindStringSubmatch(msg); sub != nil {
 		return fmt.Sprintf("unknown key %q in %s", sub[1], strings.ToLower(sub[2]))
 	}
 	return msg

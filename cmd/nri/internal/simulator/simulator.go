@@ -43,6 +43,7 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
+	"github.com/nrikit/nrikit/filter/celscope"
 )
 
 // Simulator is a simulated runtime playing one scenario.
@@ -157,6 +158,8 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 		adaptation.WithLogger(slog.New(newTap(s.cfg.logger.Handler(), s.registrationFailed)).With("component", "runtime")),
 		adaptation.WithRegistrationTimeout(s.cfg.registrationTimeout),
 		adaptation.WithRequestTimeout(s.cfg.requestTimeout),
+		// Scenarios and their plugins may use CEL scopes.
+		adaptation.WithCEL(celscope.Compile),
 	}
 	opts = append(opts, s.observerOptions()...)
 	if s.cfg.socketPath != "" {

@@ -24,6 +24,9 @@
 //     PolicyFileName in the parent directory of the plugin configuration
 //     directory (/etc/nri/policy.yaml by default), and reloaded when it
 //     changes; without that file, no policy. See [PolicyPath].
+//   - CEL expressions in scopes (nrikit's docs/scope.md), those plugins
+//     declare and those of the policy file's where, are evaluated: the
+//     runtime links a CEL implementation (nrikit's adaptation.WithCEL).
 package adaptation
 
 import (
@@ -36,6 +39,7 @@ import (
 	"github.com/containerd/ttrpc"
 	nrikit "github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/validator"
 )
 
@@ -187,6 +191,9 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 		nrikit.WithRegistrationTimeout(reg),
 		nrikit.WithRequestTimeout(req),
 		nrikit.WithSyncFunc(syncFunc(syncFn)),
+		// A runtime built on upstream's API has no way to ask for CEL,
+		// and plugins written for nrikit may declare CEL scopes.
+		nrikit.WithCEL(celscope.Compile),
 		// Absent: no policy (nrikit logs it).
 		nrikit.WithPolicyFile(PolicyPath(o.configDir)),
 	}
