@@ -130,28 +130,9 @@ spec:
 // plugin: kustomize renames the ConfigMap, the DaemonSet rolls, and the
 // next pod gets the edited value.
 func configMapEdited(t *testing.T, n *node) {
-	before := n.readyPod(pluginNS, pluginSelector, time.Minute)
-	oldCM := n.kubectl("-n", pluginNS, "get", "daemonset", pluginDS, "-o", "jsonpath={.spec.template.spec.volumes[?(@.name=='config')].configMap.name}")
-	tree := filepath.Join(t.TempDir(), "kustomize")
-	if err := copyTree(filepath.Join(env.repo, "deploy", "kustomize"), tree); err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(tree, "overlays", "gpu-env", "config.yaml")
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const old, edited = "NVIDIA_DRIVER_CAPABILITIES: compute,utility", "NVIDIA_DRIVER_CAPABILITIES: compute,utility,video"
-	if !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q:\n%s", conf, old, b)
-	}
-	if err := os.WriteFile(conf, []byte(strings.Replace(string(b), old, edited, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	n.kubectl("apply", "-k", filepath.Join(tree, "overlays", "gpu-env"))
-	n.kubectl("-n", pluginNS, "rollout", "status", "daemonset/"+pluginDS, "--timeout=180s")
-	after := n.readyPod(pluginNS, pluginSelector, 2*time.Minute)
-	newCM := n.kubectl("-n", pluginNS, "get", "daemonset", pluginDS, "-o", "jsonpath={.spec.template.spec.volumes[?(@.name=='config')].configMap.name}")
+	r := n.editGPUEnvConfig(old, edited)
+	before, after, oldCM, newCM := r.before, r.after, r.oldCM, r.newCM
 	if newCM == oldCM || after.Metadata.Name == before.Metadata.Name {
 		t.Fatalf("ConfigMap %s -> %s, plugin pod %s -> %s: want both replaced", oldCM, newCM, before.Metadata.Name, after.Metadata.Name)
 	}
@@ -383,19 +364,7 @@ func daemonSetDeleted(t *testing.T, n *node) {
 	app := n.readyPod(appNS, appSelector, time.Minute)
 	before := n.container(app)
 	n.kubectl("-n", pluginNS, "delete", "daemonset", pluginDS, "--wait=true", "--timeout=120s")
-	err := harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		pods, err := n.pods(pluginNS, pluginSelector)
-		if err != nil {
-			return err
-		}
-		if len(pods) > 0 {
-			return fmt.Errorf("%d plugin pods left", len(pods))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n.noPods(pluginNS, pluginSelector, 2*time.Minute)
 	after := n.container(app)
 	if after.Pid != before.Pid || !harness.Alive(before.Pid) {
 		t.Fatalf("workload container pid %d -> %d (alive %v): want the same process running", before.Pid, after.Pid, harness.Alive(before.Pid))
@@ -437,22 +406,7 @@ spec:
 	evidence(t, "pod %s (no required plugin) created after the deletion: Running, pid %d, no NVIDIA_VISIBLE_DEVICES", plain.Metadata.Name, pinfo.Pid)
 
 	n.apply(workloadPod("needs-plugin"))
-	var msg string
-	err = harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		out, err := n.Kubectl(n.ctx, "-n", appNS, "get", "events", "--field-selector", "involvedObject.name=needs-plugin",
-			"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
-		if err != nil {
-			return err
-		}
-		msg = lineWith(string(out), "required plugin")
-		if msg == "" {
-			return fmt.Errorf("no refusal event for needs-plugin yet: %s", out)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, n.describe(appNS, "app=roll"))
-	}
+	msg := n.eventWith(appNS, "needs-plugin", "required plugin", "app=roll")
 	evidence(t, "pod needs-plugin (requires gpu-env) refused: %s", msg)
 }
 

@@ -272,19 +272,7 @@ func helmInstalled(t *testing.T, n *node) {
 	if _, err := un.Run(helmRelease); err != nil {
 		t.Fatalf("helm uninstall: %v", err)
 	}
-	err = harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		pods, err := n.pods(pluginNS, pluginSelector)
-		if err != nil {
-			return err
-		}
-		if len(pods) > 0 {
-			return fmt.Errorf("%d plugin pods left", len(pods))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n.noPods(pluginNS, pluginSelector, 2*time.Minute)
 	left := n.kubectl("-n", pluginNS, "get", "daemonset,configmap,networkpolicy", "-l", "app.kubernetes.io/instance="+helmRelease, "-o", "name")
 	if left != "" {
 		t.Errorf("objects left after helm uninstall: %s", left)

@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nrikit/nrikit/e2e/harness"
 )
 
 // readmeHelmLines returns the helm command lines of deploy/README.md's
@@ -151,19 +148,7 @@ func helmREADME(t *testing.T, n *node) {
 			evidence(t, "README `%s`: %d lines, %d objects (DaemonSet, ConfigMap, NetworkPolicy nri-plugin-gpu-env)", line,
 				strings.Count(out, "\n"), strings.Count(out, "\nkind: "))
 		case "uninstall gpu-env":
-			err := harness.Eventually(n.ctx, 2*time.Minute, func() error {
-				pods, err := n.pods(pluginNS, pluginSelector)
-				if err != nil {
-					return err
-				}
-				if len(pods) > 0 {
-					return fmt.Errorf("%d plugin pods left", len(pods))
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			n.noPods(pluginNS, pluginSelector, 2*time.Minute)
 			left := n.kubectl("-n", pluginNS, "get", "daemonset,configmap,networkpolicy,secret", "-l", "app.kubernetes.io/instance="+release, "-o", "name")
 			st := n.helmStatus(release)
 			if left != "" || st != "" {

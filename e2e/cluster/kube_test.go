@@ -290,3 +290,88 @@ func copyTree(src, dst string) error {
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
 }
+
+// noPods waits until no pod of ns matches selector (a DaemonSet or a
+// release deleted).
+func (n *node) noPods(ns, selector string, timeout time.Duration) {
+	n.t.Helper()
+	err := harness.Eventually(n.ctx, timeout, func() error {
+		pods, err := n.pods(ns, selector)
+		if err != nil {
+			return err
+		}
+		if len(pods) > 0 {
+			return fmt.Errorf("%d pods %s left in %s", len(pods), selector, ns)
+		}
+		return nil
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// eventWith waits for an event about the object name in ns whose line
+// ("REASON: MESSAGE") contains substr and returns that line; describe
+// selects the pods described if none comes.
+func (n *node) eventWith(ns, name, substr, describe string) string {
+	n.t.Helper()
+	var line string
+	err := harness.Eventually(n.ctx, 2*time.Minute, func() error {
+		out, err := n.Kubectl(n.ctx, "-n", ns, "get", "events", "--field-selector", "involvedObject.name="+name,
+			"-o", `jsonpath={range .items[*]}{.reason}{": "}{.message}{"\n"}{end}`)
+		if err != nil {
+			return err
+		}
+		if line = lineWith(string(out), substr); line == "" {
+			return fmt.Errorf("no event about %s with %q yet: %s", name, substr, out)
+		}
+		return nil
+	})
+	if err != nil {
+		n.t.Fatalf("%v\n%s", err, n.describe(ns, describe))
+	}
+	return line
+}
+
+// rolledConfig is what editGPUEnvConfig saw: the plugin pod and the
+// ConfigMap before and after the edit.
+type rolledConfig struct {
+	before, after pod
+	oldCM, newCM  string
+}
+
+// editGPUEnvConfig edits gpu-env's configuration as an operator edits a
+// copy of deploy/kustomize: old replaced by edited in the overlay's
+// config.yaml, applied, the DaemonSet rolled and its new pod Ready.
+func (n *node) editGPUEnvConfig(old, edited string) rolledConfig {
+	n.t.Helper()
+	var r rolledConfig
+	r.before = n.readyPod(pluginNS, pluginSelector, time.Minute)
+	r.oldCM = n.gpuEnvConfigMap()
+	tree := filepath.Join(n.t.TempDir(), "kustomize")
+	if err := copyTree(filepath.Join(env.repo, "deploy", "kustomize"), tree); err != nil {
+		n.t.Fatal(err)
+	}
+	conf := filepath.Join(tree, "overlays", "gpu-env", "config.yaml")
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		n.t.Fatalf("%s has no %q:\n%s", conf, old, b)
+	}
+	if err := os.WriteFile(conf, []byte(strings.Replace(string(b), old, edited, 1)), 0o644); err != nil {
+		n.t.Fatal(err)
+	}
+	n.kubectl("apply", "-k", filepath.Join(tree, "overlays", "gpu-env"))
+	n.kubectl("-n", pluginNS, "rollout", "status", "daemonset/"+pluginDS, "--timeout=180s")
+	r.after = n.readyPod(pluginNS, pluginSelector, 2*time.Minute)
+	r.newCM = n.gpuEnvConfigMap()
+	return r
+}
+
+// gpuEnvConfigMap returns the name of the ConfigMap gpu-env's DaemonSet
+// mounts.
+func (n *node) gpuEnvConfigMap() string {
+	return n.kubectl("-n", pluginNS, "get", "daemonset", pluginDS, "-o", "jsonpath={.spec.template.spec.volumes[?(@.name=='config')].configMap.name}")
+}

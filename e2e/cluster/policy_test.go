@@ -54,28 +54,10 @@ func policyEnforced(t *testing.T, n *node) {
 
 	// (ii) The configuration widened beyond the grant, as an operator
 	// (or whoever can edit the ConfigMap) would.
-	tree := filepath.Join(t.TempDir(), "kustomize")
-	if err := copyTree(filepath.Join(env.repo, "deploy", "kustomize"), tree); err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(tree, "overlays", "gpu-env", "config.yaml")
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const anchor = "\n  NVIDIA_DRIVER_CAPABILITIES: compute,utility\n"
 	widened := "\n  NVIDIA_DRIVER_CAPABILITIES: compute,utility\n  " + beyondGrant + ": /opt/nrikit-e2e/preload.so\n"
-	if !strings.Contains(string(b), anchor) {
-		t.Fatalf("%s has no %q:\n%s", conf, anchor, b)
-	}
-	if err := os.WriteFile(conf, []byte(strings.Replace(string(b), anchor, widened, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	before := n.readyPod(pluginNS, pluginSelector, time.Minute)
-	n.kubectl("apply", "-k", filepath.Join(tree, "overlays", "gpu-env"))
-	n.kubectl("-n", pluginNS, "rollout", "status", "daemonset/"+pluginDS, "--timeout=180s")
-	after := n.readyPod(pluginNS, pluginSelector, 2*time.Minute)
-	cm := n.kubectl("-n", pluginNS, "get", "daemonset", pluginDS, "-o", "jsonpath={.spec.template.spec.volumes[?(@.name=='config')].configMap.name}")
+	r := n.editGPUEnvConfig(anchor, widened)
+	before, after, cm := r.before, r.after, r.newCM
 	if after.Metadata.Name == before.Metadata.Name || !strings.Contains(n.kubectl("-n", pluginNS, "get", "configmap", cm, "-o", "jsonpath={.data.config\\.yaml}"), beyondGrant) {
 		t.Fatalf("plugin pod %s -> %s, ConfigMap %s: want a new pod with %s in its configuration", before.Metadata.Name, after.Metadata.Name, cm, beyondGrant)
 	}
@@ -83,22 +65,7 @@ func policyEnforced(t *testing.T, n *node) {
 	denials := strings.Count(n.Containerd.Log(), "denied by the policy")
 
 	n.apply(policyPod("policy-refused", true))
-	var msg string
-	err = harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		out, err := n.Kubectl(n.ctx, "-n", appNS, "get", "events", "--field-selector", "involvedObject.name=policy-refused",
-			"-o", `jsonpath={range .items[*]}{.reason}{": "}{.message}{"\n"}{end}`)
-		if err != nil {
-			return err
-		}
-		msg = lineWith(string(out), "denied by the policy")
-		if msg == "" {
-			return fmt.Errorf("no refusal event for policy-refused yet: %s", out)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, n.describe(appNS, "app=policy-refused"))
-	}
+	msg := n.eventWith(appNS, "policy-refused", "denied by the policy", "app=policy-refused")
 	for _, want := range []string{"50-gpu-env", beyondGrant, "policy.yaml:"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the refusal event does not name %q: %s", want, msg)
@@ -122,7 +89,7 @@ func policyEnforced(t *testing.T, n *node) {
 		appNS, dropped.Metadata.Name, dinfo.Pid, beyondGrant, dinfo.Pid)
 
 	var line string
-	err = harness.Eventually(n.ctx, 30*time.Second, func() error {
+	err := harness.Eventually(n.ctx, 30*time.Second, func() error {
 		log := n.Containerd.Log()
 		if strings.Count(log, "denied by the policy") <= denials {
 			return fmt.Errorf("no new denial in containerd's log")
