@@ -322,7 +322,12 @@ func differential(s *Schema, typ protoreflect.MessageType, b []byte, cuts []int)
 		return fmt.Sprintf("Scanner counted %d values, the plain walk %d", sc.Values(), refValues)
 	}
 	m := typ.New().Interface()
-	uerr := proto.UnmarshalOptions{AllowPartial: true}.Unmarshal(b, m)
+	panicked, uerr := referenceUnmarshal(b, m)
+	if panicked {
+		// protobuf-go's own decoder cannot decode it: nothing to compare
+		// with (see referenceUnmarshal).
+		return ""
+	}
 	switch {
 	case errors.Is(whole, ErrMalformed) && uerr == nil:
 		return fmt.Sprintf("Check: %v, but proto.Unmarshal decodes it", whole)
@@ -343,4 +348,20 @@ func differential(s *Schema, typ protoreflect.MessageType, b []byte, cuts []int)
 // protoregistryFind finds a generated message type by name.
 func protoregistryFind(name protoreflect.FullName) (protoreflect.MessageType, error) {
 	return protoregistry.GlobalTypes.FindMessageByName(name)
+}
+
+// referenceUnmarshal decodes b into m with protobuf-go, the reference the
+// fuzz test compares with, and reports whether that panicked. protobuf-go
+// v1.36.12's reflective decoder, which dynamic types such as Node use,
+// panics ("cannot convert nil to map key") on a map entry whose key comes
+// first with its own wire type and then again with another (the seed
+// testdata/fuzz/FuzzScan/6e3a2b3bfa7f369f); the generated code NRI's types
+// use decodes the same bytes. The scanner is not at fault there.
+func referenceUnmarshal(b []byte, m proto.Message) (panicked bool, err error) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	return false, proto.UnmarshalOptions{AllowPartial: true}.Unmarshal(b, m)
 }
