@@ -170,6 +170,10 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		}
 		cc = d.cc
 	}
+	// The counts first: wazero and wasmfuel read what they vouch for.
+	if err := wasmfuel.CheckCounts(code); err != nil {
+		return fmt.Errorf("invalid module: %w", err)
+	}
 	r, err := c.newRuntime(ctx, key.limit, key.fuel, cc)
 	if err != nil {
 		return err
@@ -205,16 +209,14 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 // some invalid modules (a function section naming a type out of range,
 // when another function calls the function: internal/wasmfuel's fuzz
 // test found it); a module file is untrusted, so that is an error here,
-// not the end of the process.
+// not the end of the process. build has checked the module's counts
+// (wasmfuel.CheckCounts) before.
 func compileModule(ctx context.Context, r wazero.Runtime, code []byte) (compiled wazero.CompiledModule, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			compiled, err = nil, fmt.Errorf("invalid module (wazero panicked validating it: %v)", v)
 		}
 	}()
-	if err := wasmfuel.CheckCounts(code); err != nil {
-		return nil, fmt.Errorf("invalid module: %w", err)
-	}
 	return r.CompileModule(ctx, code)
 }
 
