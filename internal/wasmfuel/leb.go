@@ -3,6 +3,8 @@ package wasmfuel
 import (
 	"errors"
 	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 var errTruncated = errors.New("truncated")
@@ -66,16 +68,9 @@ func (r *reader) skipLEB(maxBytes int) error {
 	return fmt.Errorf("LEB128 too long at %d", r.pos)
 }
 
+// appendU32 appends v as an unsigned LEB128, which is protobuf's varint.
 func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
+	return protowire.AppendVarint(b, uint64(v))
 }
 
 func appendS32(b []byte, v int32) []byte {
