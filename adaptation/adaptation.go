@@ -118,18 +118,15 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	if err := cfg.compileAdminScopes(); err != nil {
 		return nil, err
 	}
-	if cfg.recorder != nil {
-		cfg.observer = observerWithRecorder(cfg.observer, cfg.recorder)
+	m := newMetrics(cfg.recorders)
+	if m != nil {
+		cfg.observer = observerWithRecorder(cfg.observer, m.rec)
 	}
 	if cfg.maxPluginTimeout == 0 {
 		cfg.maxPluginTimeout = cfg.requestTimeout
 	}
 	if cfg.syncWait == 0 {
 		cfg.syncWait = cfg.requestTimeout
-	}
-	m, err := newMetrics(cfg.registerer, cfg.recorder)
-	if err != nil {
-		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Adaptation{

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,10 +95,11 @@ func TestCELPolicyWhereNeedsWithCEL(t *testing.T) {
 	}
 }
 
-// TestNoCELDependency fails if package adaptation links a CEL
-// implementation again: a runtime that does not ask for CEL must not pay
-// for it (docs/embedding.md).
-func TestNoCELDependency(t *testing.T) {
+// TestOptInDependencies fails if package adaptation links a CEL
+// implementation or the Prometheus client again: a runtime that does not
+// ask for CEL (WithCEL) or Prometheus metrics (package runtimemetrics)
+// must not pay for them (docs/embedding.md, docs/metrics.md).
+func TestOptInDependencies(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)
@@ -106,9 +108,14 @@ func TestNoCELDependency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	for _, dep := range strings.Fields(string(out)) {
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/nrikit/nrikit/api") {
+		t.Fatalf("go list -deps printed %d packages, none of them api: not the list it should be", len(deps))
+	}
+	for _, dep := range deps {
 		if strings.HasPrefix(dep, "cel.dev/") || strings.HasPrefix(dep, "github.com/google/cel-go") ||
-			dep == "github.com/nrikit/nrikit/filter/celscope" {
+			strings.HasPrefix(dep, "github.com/prometheus/") ||
+			dep == "github.com/nrikit/nrikit/filter/celscope" || dep == "github.com/nrikit/nrikit/adaptation/runtimemetrics" {
 			t.Errorf("package adaptation depends on %s", dep)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/stub"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -368,24 +367,10 @@ func TestNameTooLong(t *testing.T) {
 // deleted once it is gone, and kept while a replacement of the same name
 // is there.
 func TestMetricsOfGonePlugins(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	a, st := newContainmentRuntime(t, WithMetrics(reg))
+	reg := newCountingRecorder()
+	a, st := newContainmentRuntime(t, WithMetricsRecorder(reg))
 	st.AddPod(testPod(0))
-	series := func(plugin string) int {
-		families, err := reg.Gather()
-		must(t, err)
-		n := 0
-		for _, f := range families {
-			for _, m := range f.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "plugin" && l.GetValue() == plugin {
-						n++
-					}
-				}
-			}
-		}
-		return n
-	}
+	series := reg.series
 	waitSeries := func(plugin string, want func(int) bool, what string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

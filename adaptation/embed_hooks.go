@@ -37,9 +37,10 @@ func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Optio
 	}
 }
 
-// MetricsRecorder is a runtime's own metrics, told about plugins as the
-// Adaptation's prometheus metrics ([WithMetrics]) are. Its methods must
-// return quickly and must not call the Adaptation.
+// MetricsRecorder is a runtime's metrics, told about plugins (package
+// adaptation/runtimemetrics is one, in Prometheus). It may implement
+// [RequestRecorder] and [DeniedRecorder] to be told more. Its methods
+// must return quickly and must not call the Adaptation.
 type MetricsRecorder interface {
 	// RecordCall is told about every request to a plugin once it is
 	// answered or failed, as an [Observer] is (same goroutines, same
@@ -52,14 +53,14 @@ type MetricsRecorder interface {
 }
 
 // WithMetricsRecorder reports requests and the number of plugins to r,
-// alongside or instead of [WithMetrics] and in addition to an
-// [Observer].
+// in addition to an [Observer]. Given more than once, each recorder is
+// told, in the order given.
 func WithMetricsRecorder(r MetricsRecorder) Option {
 	return func(c *config) error {
 		if r == nil {
 			return errors.New("adaptation: nil metrics recorder")
 		}
-		c.recorder = r
+		c.recorders = append(c.recorders, r)
 		return nil
 	}
 }

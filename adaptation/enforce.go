@@ -18,7 +18,8 @@ import (
 // recorder that implements it is told of every change a plugin's grant
 // refused, by plugin (IDX-NAME) and field (a [policy.Capability]'s stable
 // name, one of a fixed set), as the nri_plugin_denied_total metric
-// counts them.
+// counts them; if it implements [RequestRecorder] too, not after it was
+// told to forget the plugin.
 type DeniedRecorder interface {
 	RecordDenied(ctx context.Context, plugin, field string)
 }
@@ -74,17 +75,16 @@ func (s subject) target(id string) (*api.PodSandbox, *api.Container) {
 // countDenied counts the violations in the denied metric and tells the
 // embedder's DeniedRecorder.
 func (p *plugin) countDenied(vs []policy.Violation) {
-	rec, _ := p.a.cfg.recorder.(DeniedRecorder)
+	if p.a.metrics == nil || p.a.metrics.denied == nil {
+		return
+	}
 	p.pm.mu.RLock()
 	defer p.pm.mu.RUnlock()
+	if p.pm.gone {
+		return
+	}
 	for _, v := range vs {
-		field := v.Field.String()
-		if !p.pm.gone {
-			p.a.metrics.deny(p.full, field)
-		}
-		if rec != nil {
-			rec.RecordDenied(p.a.ctx, p.full, field)
-		}
+		p.a.metrics.denied.RecordDenied(p.a.ctx, p.full, v.Field.String())
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/validator"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -282,33 +281,16 @@ func TestBuiltinPlugin(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	rt := newTestRuntime(t, []testPlugin{{"10-m", helperArgs("stub", "-fail", "StartContainer")}}, WithMetrics(reg))
+	// Two recorders: each is told all.
+	reg, other := newCountingRecorder(), newCountingRecorder()
+	rt := newTestRuntime(t, []testPlugin{{"10-m", helperArgs("stub", "-fail", "StartContainer")}},
+		WithMetricsRecorder(reg), WithMetricsRecorder(other))
 	rt.start(t)
 	createWorks(t, rt, 0, "")
 	if err := rt.a.StartContainer(ctxT(t), &api.StartContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)}); err == nil {
 		t.Fatal("StartContainer did not fail")
 	}
-	families, err := reg.Gather()
-	must(t, err)
-	values := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			key := f.GetName() + "/" + labels["plugin"] + "/" + labels["request"]
-			switch {
-			case m.Counter != nil:
-				values[key] = m.GetCounter().GetValue()
-			case m.Histogram != nil:
-				values[key] = float64(m.GetHistogram().GetSampleCount())
-			case m.Gauge != nil:
-				values[key] = m.GetGauge().GetValue()
-			}
-		}
-	}
+	values := reg.values()
 	for key, want := range map[string]float64{
 		MetricRequests + "/10-m/Configure":             1,
 		MetricRequests + "/10-m/Synchronize":           1,
@@ -319,6 +301,9 @@ func TestMetrics(t *testing.T) {
 	} {
 		if values[key] != want {
 			t.Errorf("%s = %v, want %v", key, values[key], want)
+		}
+		if got := other.values()[key]; got != want {
+			t.Errorf("second recorder: %s = %v, want %v", key, got, want)
 		}
 	}
 	if _, ok := values[MetricErrors+"/10-m/CreateContainer"]; ok {

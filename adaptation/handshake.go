@@ -362,7 +362,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	p.timeout = timeout
 	p.track = newTracker(scope)
 	p.scope = scope.String()
-	p.counters = a.metrics.skipCounters(p.full, events)
+	p.skips = a.metrics.skipCounter(p.full, events)
 	if p.required {
 		a.lastScopes[p.full] = scope
 	}

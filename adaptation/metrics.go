@@ -1,33 +1,18 @@
 package adaptation
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"sync"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the per-plugin metrics registered by WithMetrics, and the
-// runtime's MetricsRecorder. A nil *metrics records nothing; without
-// WithMetrics the prometheus fields are nil.
-type metrics struct {
-	rec MetricsRecorder // may be nil
-
-	calls    *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	errors   *prometheus.CounterVec
-	timeouts *prometheus.CounterVec
-	filtered *prometheus.CounterVec
-	optedOut *prometheus.CounterVec
-	denied   *prometheus.CounterVec
-	plugins  prometheus.Gauge
-}
-
 // Metric names, all labelled by plugin ("IDX-NAME") and request (an event
-// name, "Configure" or "Synchronize"), except the plugin gauge.
+// name, "Configure" or "Synchronize"), except the plugin gauge. Package
+// adaptation/runtimemetrics registers them with a Prometheus registry;
+// the Adaptation tells it what to count through a [MetricsRecorder] that
+// implements [RequestRecorder] and [DeniedRecorder].
 const (
 	MetricRequests       = "nri_plugin_requests_total"
 	MetricRequestSeconds = "nri_plugin_request_duration_seconds"
@@ -46,107 +31,97 @@ const (
 	MetricDenied = "nri_plugin_denied_total"
 )
 
-func newMetrics(r prometheus.Registerer, rec MetricsRecorder) (*metrics, error) {
-	switch {
-	case r == nil && rec == nil:
-		return nil, nil
-	case r == nil:
-		return &metrics{rec: rec}, nil
-	}
-	labels := []string{"plugin", "request"}
-	m := &metrics{
-		rec: rec,
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricRequests, Help: "Requests sent to NRI plugins.",
-		}, labels),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    MetricRequestSeconds,
-			Help:    "Time NRI plugins took to answer requests.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}, labels),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricErrors, Help: "Requests NRI plugins failed (answered with an error, timed out or were lost).",
-		}, labels),
-		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricTimeouts, Help: "Requests NRI plugins did not answer in time.",
-		}, labels),
-		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricFiltered, Help: "Events not sent to NRI plugins because their object is outside the plugin's scope.",
-		}, labels),
-		optedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricOptedOut, Help: "Events not sent to NRI plugins because the plugin opted out of their object.",
-		}, labels),
-		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricDenied, Help: "Changes in NRI plugins' answers refused by the plugin's grant, by field.",
-		}, []string{"plugin", "field"}),
-		plugins: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: MetricPlugins, Help: "NRI plugins receiving events (synchronizing or active).",
-		}),
-	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.denied, m.plugins} {
-		if err := r.Register(c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("adaptation: registering metrics: %w", err)
-	}
-	return m, nil
+// RequestRecorder is an optional interface of a [MetricsRecorder]: a
+// recorder that implements it is told, per plugin, what the metrics
+// above count. Until [RequestRecorder.ForgetPlugin] is called for a
+// plugin, and never after, it is told of that plugin's requests,
+// failures, skipped events and (with [DeniedRecorder]) refused changes.
+// Its methods must return quickly and must not call the Adaptation.
+type RequestRecorder interface {
+	// RecordRequest is told of every request sent to a plugin (the
+	// events, Configure, and each part of Synchronize) once it is
+	// answered (kind 0) or failed, with its round trip.
+	RecordRequest(plugin, request string, took time.Duration, kind FailureKind)
+	// RecordFailure is told of a failure of the plugin's found outside a
+	// request's round trip: an answer refused for its size once it
+	// arrived, an event that a plugin still synchronizing could not take.
+	RecordFailure(plugin, request string)
+	// PluginSkips is called once as the plugin registers, with the events
+	// it subscribed to. The Adaptation counts each of those events it
+	// does not send to the plugin with the SkipCounter returned (nil:
+	// they are not counted).
+	PluginSkips(plugin string, events api.EventMask) SkipCounter
+	// ForgetPlugin is told that the plugin records nothing more (its
+	// registration failed, or it is gone) and that no other plugin of the
+	// same name is registered or registering: what is kept for it can go,
+	// so that plugins coming and going under ever new names do not grow
+	// it without bound.
+	ForgetPlugin(plugin string)
 }
 
-// prom reports whether the prometheus metrics are registered.
-func (m *metrics) prom() bool { return m != nil && m.calls != nil }
-
-// observe records one request.
-func (m *metrics) observe(plugin, request string, d time.Duration, kind FailureKind) {
-	if !m.prom() {
-		return
-	}
-	m.calls.WithLabelValues(plugin, request).Inc()
-	m.latency.WithLabelValues(plugin, request).Observe(d.Seconds())
-	if kind != 0 {
-		m.errors.WithLabelValues(plugin, request).Inc()
-	}
-	if kind == FailureTimeout {
-		m.timeouts.WithLabelValues(plugin, request).Inc()
-	}
+// SkipCounter counts the events not sent to one plugin (see
+// [RequestRecorder.PluginSkips]). It must be safe for concurrent use.
+type SkipCounter interface {
+	// Skipped counts event e, not sent because the plugin opted out of
+	// its pod or container (optedOut), or because that is outside the
+	// plugin's scope.
+	Skipped(e api.Event, optedOut bool)
 }
 
-// failed records a failure found after the request was observed (an
-// answer too large) or without a request (a plugin still synchronizing).
-func (m *metrics) failed(plugin, request string) {
-	if !m.prom() {
-		return
-	}
-	m.errors.WithLabelValues(plugin, request).Inc()
+// metrics is what the Adaptation tells its MetricsRecorder; a nil
+// *metrics records nothing.
+type metrics struct {
+	rec    MetricsRecorder
+	req    RequestRecorder // rec, if it implements it; or nil
+	denied DeniedRecorder  // likewise
 }
 
-// deletePlugin deletes every series of plugin.
-// deny counts a change of plugin's refused by its grant.
-func (m *metrics) deny(plugin, field string) {
-	if !m.prom() {
-		return
+// newMetrics returns the metrics told to recs, or nil if there are none.
+func newMetrics(recs []MetricsRecorder) *metrics {
+	rec := joinRecorders(recs)
+	if rec == nil {
+		return nil
 	}
-	m.denied.WithLabelValues(plugin, field).Inc()
+	m := &metrics{rec: rec}
+	m.req, _ = rec.(RequestRecorder)
+	m.denied, _ = rec.(DeniedRecorder)
+	return m
 }
 
-func (m *metrics) deletePlugin(plugin string) {
-	if !m.prom() {
-		return
+// requests returns the RequestRecorder, or nil.
+func (m *metrics) requests() RequestRecorder {
+	if m == nil {
+		return nil
 	}
-	l := prometheus.Labels{"plugin": plugin}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.calls, m.latency, m.errors, m.timeouts, m.filtered, m.optedOut, m.denied,
-	} {
-		v.DeletePartialMatch(l)
+	return m.req
+}
+
+// setPlugins records the number of plugins receiving events.
+func (m *metrics) setPlugins(n int) {
+	if m != nil {
+		m.rec.RecordPluginCount(n)
 	}
 }
 
-// pluginMetrics is a plugin's hold on its metric series: they are
-// deleted when the plugin is gone (see Adaptation.dropMetrics), so that
-// plugins coming and going under ever new names do not grow the metrics
-// without bound. After that the plugin records nothing more.
+// skipCounter returns the counter of the events not sent to plugin, or
+// nil.
+func (m *metrics) skipCounter(plugin string, events api.EventMask) SkipCounter {
+	if r := m.requests(); r != nil {
+		return r.PluginSkips(plugin, events)
+	}
+	return nil
+}
+
+// countSkipped records an event not sent to p for reason v.
+func (p *plugin) countSkipped(e api.Event, v verdict) {
+	if p.skips != nil && e.IsValid() {
+		p.skips.Skipped(e, v == optedOut)
+	}
+}
+
+// pluginMetrics is a plugin's hold on what its recorder keeps for it:
+// that is forgotten when the plugin is gone (see Adaptation.dropMetrics),
+// after which the plugin records nothing more.
 type pluginMetrics struct {
 	mu   sync.RWMutex
 	gone bool
@@ -154,28 +129,38 @@ type pluginMetrics struct {
 
 // observe records one request of p.
 func (p *plugin) observe(request string, d time.Duration, kind FailureKind) {
+	r := p.a.metrics.requests()
+	if r == nil {
+		return
+	}
 	p.pm.mu.RLock()
 	defer p.pm.mu.RUnlock()
 	if !p.pm.gone {
-		p.a.metrics.observe(p.full, request, d, kind)
+		r.RecordRequest(p.full, request, d, kind)
 	}
 }
 
 // failed records a failure of p found outside a request (see
-// metrics.failed).
+// RequestRecorder.RecordFailure).
 func (p *plugin) failed(request string) {
+	r := p.a.metrics.requests()
+	if r == nil {
+		return
+	}
 	p.pm.mu.RLock()
 	defer p.pm.mu.RUnlock()
 	if !p.pm.gone {
-		p.a.metrics.failed(p.full, request)
+		r.RecordFailure(p.full, request)
 	}
 }
 
-// dropMetrics deletes p's metric series once p records nothing more (its
-// registration failed, or its worker ended), unless another plugin of the
-// same name is registered or registering: the series are theirs too.
+// dropMetrics tells the recorder to forget p once p records nothing more
+// (its registration failed, or its worker ended), unless another plugin
+// of the same name is registered or registering: what is kept is theirs
+// too.
 func (a *Adaptation) dropMetrics(p *plugin) {
-	if a.metrics == nil {
+	r := a.metrics.requests()
+	if r == nil {
 		return
 	}
 	a.mu.Lock()
@@ -189,53 +174,102 @@ func (a *Adaptation) dropMetrics(p *plugin) {
 	p.pm.mu.Lock()
 	defer p.pm.mu.Unlock()
 	p.pm.gone = true
-	a.metrics.deletePlugin(p.full)
+	r.ForgetPlugin(p.full)
 }
 
-// setPlugins records the number of plugins receiving events.
-func (m *metrics) setPlugins(n int) {
-	if m == nil {
-		return
+// joinRecorders returns one recorder telling each of recs, nil if there
+// are none, or the only one.
+func joinRecorders(recs []MetricsRecorder) MetricsRecorder {
+	switch len(recs) {
+	case 0:
+		return nil
+	case 1:
+		return recs[0]
 	}
-	if m.rec != nil {
-		m.rec.RecordPluginCount(n)
-	}
-	if m.prom() {
-		m.plugins.Set(float64(n))
+	return multiRecorder(recs)
+}
+
+// multiRecorder tells each of its recorders, in order, what they
+// implement.
+type multiRecorder []MetricsRecorder
+
+var (
+	_ RequestRecorder = multiRecorder(nil)
+	_ DeniedRecorder  = multiRecorder(nil)
+)
+
+// RecordCall implements MetricsRecorder.
+func (m multiRecorder) RecordCall(ctx context.Context, c Call) {
+	for _, r := range m {
+		r.RecordCall(ctx, c)
 	}
 }
 
-// skipCounters are one plugin's MetricFiltered and MetricOptedOut
-// counters, resolved once per event at registration so that counting a
-// skipped event is one atomic add. A nil *skipCounters counts nothing.
-type skipCounters struct {
-	filtered, optedOut [api.Event_LAST]prometheus.Counter
+// RecordPluginCount implements MetricsRecorder.
+func (m multiRecorder) RecordPluginCount(n int) {
+	for _, r := range m {
+		r.RecordPluginCount(n)
+	}
 }
 
-// skipCounters resolves the counters of plugin for the events it
-// subscribed to.
-func (m *metrics) skipCounters(plugin string, events api.EventMask) *skipCounters {
-	if !m.prom() {
+// RecordDenied implements DeniedRecorder.
+func (m multiRecorder) RecordDenied(ctx context.Context, plugin, field string) {
+	for _, r := range m {
+		if d, ok := r.(DeniedRecorder); ok {
+			d.RecordDenied(ctx, plugin, field)
+		}
+	}
+}
+
+// RecordRequest implements RequestRecorder.
+func (m multiRecorder) RecordRequest(plugin, request string, took time.Duration, kind FailureKind) {
+	for _, r := range m {
+		if q, ok := r.(RequestRecorder); ok {
+			q.RecordRequest(plugin, request, took, kind)
+		}
+	}
+}
+
+// RecordFailure implements RequestRecorder.
+func (m multiRecorder) RecordFailure(plugin, request string) {
+	for _, r := range m {
+		if q, ok := r.(RequestRecorder); ok {
+			q.RecordFailure(plugin, request)
+		}
+	}
+}
+
+// PluginSkips implements RequestRecorder.
+func (m multiRecorder) PluginSkips(plugin string, events api.EventMask) SkipCounter {
+	var cs multiSkips
+	for _, r := range m {
+		if q, ok := r.(RequestRecorder); ok {
+			if c := q.PluginSkips(plugin, events); c != nil {
+				cs = append(cs, c)
+			}
+		}
+	}
+	if len(cs) == 0 {
 		return nil
 	}
-	c := &skipCounters{}
-	for _, e := range events.Events() {
-		c.filtered[e] = m.filtered.WithLabelValues(plugin, e.Name())
-		c.optedOut[e] = m.optedOut.WithLabelValues(plugin, e.Name())
-	}
-	return c
+	return cs
 }
 
-// count records an event not sent for reason v.
-func (c *skipCounters) count(e api.Event, v verdict) {
-	if c == nil || !e.IsValid() {
-		return
+// ForgetPlugin implements RequestRecorder.
+func (m multiRecorder) ForgetPlugin(plugin string) {
+	for _, r := range m {
+		if q, ok := r.(RequestRecorder); ok {
+			q.ForgetPlugin(plugin)
+		}
 	}
-	counter := c.filtered[e]
-	if v == optedOut {
-		counter = c.optedOut[e]
-	}
-	if counter != nil {
-		counter.Inc()
+}
+
+// multiSkips is the SkipCounters of one plugin's recorders.
+type multiSkips []SkipCounter
+
+// Skipped implements SkipCounter.
+func (m multiSkips) Skipped(e api.Event, optedOut bool) {
+	for _, c := range m {
+		c.Skipped(e, optedOut)
 	}
 }

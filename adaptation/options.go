@@ -12,7 +12,6 @@ import (
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/nrikit/nrikit/policy"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -131,7 +130,6 @@ type config struct {
 	terminationGrace    time.Duration
 	builtins            []builtinSpec
 	logger              *slog.Logger
-	registerer          prometheus.Registerer
 	supported           api.EventMask
 	overrides           map[string]PluginPolicy
 	restart             *Backoff
@@ -143,7 +141,7 @@ type config struct {
 	syncFunc      SyncFunc
 	clientOpts    []ttrpc.ClientOpts
 	serverOpts    []ttrpc.ServerOpt
-	recorder      MetricsRecorder
+	recorders     []MetricsRecorder
 	deprecation   DeprecationRecorder
 	maxConfigSize int64
 	// WASM plugins (see wasm.go, wasmload.go).
@@ -454,17 +452,6 @@ func WithLogger(l *slog.Logger) Option {
 			return errors.New("adaptation: nil logger")
 		}
 		c.logger = l
-		return nil
-	}
-}
-
-// WithMetrics registers the per-plugin metrics (see package doc) with r.
-func WithMetrics(r prometheus.Registerer) Option {
-	return func(c *config) error {
-		if r == nil {
-			return errors.New("adaptation: nil metrics registerer")
-		}
-		c.registerer = r
 		return nil
 	}
 }

@@ -17,7 +17,7 @@ func (p *plugin) skipped(e api.Event, v verdict) {
 	} else {
 		p.filtered.Add(1)
 	}
-	p.counters.count(e, v)
+	p.countSkipped(e, v)
 }
 
 // optOuter is an answer that can carry an opt-out.

@@ -9,18 +9,17 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Opt-out answers (docs/scope.md): no further events about the object,
 // until it is removed.
 
 func TestOptOutPod(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := newCountingRecorder()
 	rt := newTestRuntime(t, []testPlugin{
 		{"10-opt", helperArgs("stub", "-opt-out-pods")},
 		{"20-all", helperArgs("stub")},
-	}, WithMetrics(reg))
+	}, WithMetricsRecorder(reg))
 	rt.start(t)
 	called, _ := lifecycle(t, rt, testPod(0), testCtr(0, 0))
 	// The plugin reports RunPodSandbox before opting out: pod1's is the
@@ -40,7 +39,7 @@ func TestOptOutPod(t *testing.T) {
 	if pods, ctrs := rt.tracked(t, "10-opt"); pods != 1 || ctrs != 0 {
 		t.Errorf("%d pod and %d container records, want pod1's opt-out only", pods, ctrs)
 	}
-	values := metricValues(t, reg)
+	values := reg.values()
 	for _, e := range called[1:] {
 		if got := values[MetricOptedOut+"/10-opt/"+e]; got != 1 {
 			t.Errorf("%s for %s = %v, want 1", MetricOptedOut, e, got)

@@ -88,16 +88,17 @@ type plugin struct {
 	grant        atomic.Pointer[grantState]
 	trackedWhere string
 	// filtered and optedOut count the events not delivered because of
-	// the scope and of opt-outs; counters are their metrics.
+	// the scope and of opt-outs; skips counts them for the recorder
+	// (nil: not counted).
 	filtered, optedOut atomic.Uint64
-	counters           *skipCounters
+	skips              SkipCounter
 
 	// legacy records the events the plugin does not implement a
 	// dedicated RPC for, so they go straight to StateChange.
 	legacy [api.Event_LAST]atomic.Bool
 	// updates serialises the plugin's unsolicited UpdateContainers.
 	updates sync.Mutex
-	// pm guards the plugin's metric series (metrics.go).
+	// pm is the plugin's hold on what its recorder keeps (metrics.go).
 	pm pluginMetrics
 	// unadmitted is closed when the plugin leaves a.admitting (see
 	// admit); unadmitOnce closes it.

@@ -14,7 +14,6 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/policy"
 	"github.com/nrikit/nrikit/validator"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // policed is a builtin plugin whose answers the test sets: environment
@@ -133,10 +132,10 @@ func TestPolicyRefusesAnswer(t *testing.T) {
 			wantField: "evict", wantInErr: `evict "ctr9" denied`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := prometheus.NewRegistry()
+			reg := newCountingRecorder()
 			env := &policed{fp: &api.FailurePolicy{FailRequest: tc.failReq}, env: tc.env, update: tc.update, evict: tc.evict}
 			other := &policed{env: []string{"OTHER"}}
-			rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetrics(reg),
+			rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetricsRecorder(reg),
 				WithBuiltinPlugin("10", "env", env), WithBuiltinPlugin("20", "other", other))
 			rt.start(t)
 			rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)})
@@ -162,7 +161,7 @@ func TestPolicyRefusesAnswer(t *testing.T) {
 					t.Errorf("denied answer's updates applied: %v", rsp.GetUpdate())
 				}
 			}
-			denied := deniedCount(t, reg, "10-env", tc.wantField)
+			denied := reg.denied("10-env", tc.wantField)
 			switch {
 			case tc.wantField == "" && denied != 0:
 				t.Errorf("denied count %v for an allowed answer", denied)
@@ -177,30 +176,6 @@ func TestPolicyRefusesAnswer(t *testing.T) {
 			}
 		})
 	}
-}
-
-// deniedCount returns the denied metric of plugin and field (any field if
-// field is "").
-func deniedCount(t *testing.T, reg *prometheus.Registry, plugin, field string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	must(t, err)
-	n := 0.0
-	for _, f := range families {
-		if f.GetName() != MetricDenied {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["plugin"] == plugin && (field == "" || labels["field"] == field) {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
 }
 
 func TestPolicyWhere(t *testing.T) {
@@ -257,8 +232,8 @@ func (a *Adaptation) findPlugin(t testing.TB, full string) *plugin {
 }
 
 func TestPolicyUnsolicitedUpdates(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetrics(reg),
+	reg := newCountingRecorder()
+	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetricsRecorder(reg),
 		WithBuiltinPlugin("10", "env", &policed{}))
 	rt.start(t)
 	p := rt.a.findPlugin(t, "10-env")
@@ -276,7 +251,7 @@ func TestPolicyUnsolicitedUpdates(t *testing.T) {
 		Evict: []*api.ContainerEviction{{ContainerId: "ctr1"}}}); err == nil || !strings.Contains(err.Error(), "evict") {
 		t.Errorf("eviction not granted: %v, want a refusal", err)
 	}
-	if n := deniedCount(t, reg, "10-env", ""); n != 2 {
+	if n := reg.denied("10-env", ""); n != 2 {
 		t.Errorf("denied count %v, want 2", n)
 	}
 }
@@ -446,9 +421,9 @@ func TestRequiredAnnotationBounds(t *testing.T) {
 }
 
 func TestPolicySynchronizeUpdates(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := newCountingRecorder()
 	pl := &policed{syncUpdate: []*api.ContainerUpdate{cpuUpdate("ctr1", 512), cpuUpdate("ctr2", 9999)}}
-	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetrics(reg),
+	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, testPolicy)), WithMetricsRecorder(reg),
 		WithBuiltinPlugin("10", "env", pl))
 	for i := 1; i <= 2; i++ {
 		rt.store.AddPod(testPod(i))
@@ -466,7 +441,7 @@ func TestPolicySynchronizeUpdates(t *testing.T) {
 	if len(ups) != 1 || len(ups[0]) != 1 || ups[0][0].GetContainerId() != "ctr1" {
 		t.Errorf("runtime got updates %v, want only ctr1's", ups)
 	}
-	if n := deniedCount(t, reg, "10-env", "update.linux.resources.cpu"); n != 1 {
+	if n := reg.denied("10-env", "update.linux.resources.cpu"); n != 1 {
 		t.Errorf("denied count %v, want 1", n)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/validator"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The semantics of docs/scope.md, one test each, with plugin processes.
@@ -99,26 +98,6 @@ func eventsOf(rt *testRuntime, plugin, id string) []string {
 	return evs
 }
 
-// metricValues gathers the counters of reg by name/plugin/request.
-func metricValues(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	must(t, err)
-	values := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if m.Counter != nil {
-				values[f.GetName()+"/"+labels["plugin"]+"/"+labels["request"]] = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return values
-}
-
 // tracked returns the sizes of a registered plugin's scope records.
 func (rt *testRuntime) tracked(t testing.TB, full string) (pods, ctrs int) {
 	t.Helper()
@@ -135,10 +114,10 @@ func (rt *testRuntime) tracked(t testing.TB, full string) (pods, ctrs int) {
 // environment variable into GPU pods only is never called for a CPU pod
 // or its containers, not even in Synchronize.
 func TestScopeGPUEnv(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := newCountingRecorder()
 	rt := newTestRuntime(t, []testPlugin{
 		{"10-gpu", helperArgs("stub", "-scope", scopeArg(t, gpuScope), "-env", "GPU=1")},
-	}, WithMetrics(reg))
+	}, WithMetricsRecorder(reg))
 	// Existing before the plugin registers: sent in Synchronize.
 	rt.store.AddPod(gpuPod(0))
 	rt.store.AddCtr(testCtr(0, 0))
@@ -182,7 +161,7 @@ func TestScopeGPUEnv(t *testing.T) {
 		t.Errorf("plugin info scope=%q filtered=%d opted-out=%d, want %q, %d, 0",
 			info.Scope, info.Filtered, info.OptedOut, want.String(), len(cpuEvents))
 	}
-	values := metricValues(t, reg)
+	values := reg.values()
 	for _, e := range cpuEvents {
 		if got := values[MetricFiltered+"/10-gpu/"+e]; got != 1 {
 			t.Errorf("%s for %s = %v, want 1", MetricFiltered, e, got)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
+	"github.com/nrikit/nrikit/adaptation/runtimemetrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -69,7 +70,11 @@ func TestNameChurnMetrics(t *testing.T) {
 	checkLeaks(t)
 	const plugins = 320
 	reg := prometheus.NewRegistry()
-	rt := startRuntime(t, adaptation.WithMetrics(reg))
+	m, err := runtimemetrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := startRuntime(t, adaptation.WithMetricsRecorder(m))
 	startStub(t, rt, "20", "healthy", "-env", "HEALTHY=1")
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()

@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// WithMetrics registers the runtime library's metrics (see
-// adaptation.WithMetrics) with r.
+// WithMetrics registers the runtime library's metrics (package
+// adaptation/runtimemetrics) with r.
 func WithMetrics(r prometheus.Registerer) Option {
 	return func(c *config) error {
 		if r == nil {

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
+	"github.com/nrikit/nrikit/adaptation/runtimemetrics"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
@@ -178,7 +179,11 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 	}
 	opts = append(opts, s.validatorOptions()...)
 	if s.cfg.metrics != nil {
-		opts = append(opts, adaptation.WithMetrics(s.cfg.metrics))
+		m, err := runtimemetrics.New(s.cfg.metrics)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, adaptation.WithMetricsRecorder(m))
 	}
 	if s.cfg.wasmCacheDir != "" && hasWASM(s.installed) {
 		opts = append(opts, adaptation.WithWASMCacheDir(s.cfg.wasmCacheDir))

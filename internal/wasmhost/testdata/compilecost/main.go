@@ -2,9 +2,11 @@
 // a fresh process: wall and CPU time, peak RSS, and how long a
 // compilation whose context is cancelled after -cancel goes on.
 //
-//	go run ./internal/wasmhost/testdata/compilecost -wasm guest.wasm [-workers 2] [-cancel 200ms]
+//	go run ./internal/wasmhost/testdata/compilecost -wasm guest.wasm [-workers 2] [-cancel 200ms] [-fuel]
 //
-// With -workers 1 (wazero's default) the compilation ignores its
+// With -fuel the module is instrumented by internal/wasmfuel first (as
+// wasmhost does with Options.FuelChecks), the rewrite timed apart, and
+// compiled without close-on-context-done. With -workers 1 (wazero's default) the compilation ignores its
 // context; with 2 or more workers (experimental.WithCompilationWorkers)
 // wazero checks it between functions.
 package main
@@ -21,17 +23,30 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/nrikit/nrikit/internal/wasmfuel"
 )
 
 func main() {
 	wasm := flag.String("wasm", "", "module to compile")
 	workers := flag.Int("workers", 1, "compilation workers")
 	cancelAfter := flag.Duration("cancel", 0, "cancel the compilation's context after this long (0: never)")
+	fuel := flag.Bool("fuel", false, "instrument the module with counters (internal/wasmfuel) first")
 	flag.Parse()
 	code, err := os.ReadFile(*wasm)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compilecost:", err)
 		os.Exit(1)
+	}
+	if *fuel {
+		cpu0, start := cpuTime(), time.Now()
+		size := len(code)
+		if code, err = wasmfuel.Instrument(code, 1<<16); err != nil {
+			fmt.Fprintln(os.Stderr, "compilecost:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("instrument: %v (CPU %v), %d -> %d bytes\n", time.Since(start).Round(time.Millisecond),
+			(cpuTime() - cpu0).Round(time.Millisecond), size, len(code))
 	}
 	ctx := context.Background()
 	if *workers > 1 {
@@ -42,7 +57,7 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *cancelAfter)
 		defer cancel()
 	}
-	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
+	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(!*fuel))
 	cpu0, start := cpuTime(), time.Now()
 	_, err = r.CompileModule(ctx, code)
 	wall, cpu := time.Since(start), cpuTime()-cpu0
