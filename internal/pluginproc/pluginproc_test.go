@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/outputsummary"
 	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 )
@@ -219,4 +220,48 @@ func TestExitDescription(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.script, got, c.want)
 		}
 	}
+}
+
+// TestReadLines: a plugin's output reaches Lines line by line without
+// its line ends ("\n", "\r\n"), a line longer than maxLine in pieces that
+// put together are the line, the last line without a newline too; the
+// kept output has the same lines (outputsummary renders them joined by
+// " | ").
+func TestReadLines(t *testing.T) {
+	long := strings.Repeat("0123456789", 20<<10) // 200 KiB, no newline inside
+	out := "first\nwindows\r\n\n" + long + "\nlast without newline"
+	var got []string
+	p := &Process{spec: Spec{Lines: func(stream string, line []byte) {
+		if stream != "stderr" {
+			t.Errorf("stream %q, want stderr", stream)
+		}
+		got = append(got, string(line))
+	}}, kept: outputsummary.New(1<<20, nil)}
+	p.read(strings.NewReader(out), "stderr")
+
+	if len(got) < 6 || got[0] != "first" || got[1] != "windows" || got[len(got)-1] != "last without newline" {
+		t.Fatalf("lines %q (shortened), want first, windows, the long line's pieces, last", shorten(got))
+	}
+	pieces := got[2 : len(got)-1]
+	for _, piece := range pieces {
+		if len(piece) > maxLine {
+			t.Errorf("a piece of %d bytes, want at most %d", len(piece), maxLine)
+		}
+	}
+	if joined := strings.Join(pieces, ""); joined != long {
+		t.Errorf("the long line's %d pieces make %d bytes, want the %d of the line", len(pieces), len(joined), len(long))
+	}
+	if kept := p.kept.String(); !strings.HasPrefix(kept, "first | windows | "+long[:10]) ||
+		!strings.HasSuffix(kept, long[len(long)-10:]+" | last without newline") {
+		t.Errorf("kept output %.60q…%q", kept, kept[max(0, len(kept)-40):])
+	}
+}
+
+// shorten returns ss with each string cut to 20 bytes.
+func shorten(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s[:min(len(s), 20)]
+	}
+	return out
 }

@@ -12,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +117,9 @@ func run(start StartFunc, s Setup, n, want int) error {
 	if err != nil {
 		return err
 	}
+	if err := writeHeapProfile(filepath.Base(os.Args[0])); err != nil {
+		return err
+	}
 	fmt.Printf("%s\nsettled-rss-kib=%d\nstart-ns=%d\n", m, settled.RSSKiB, took.Nanoseconds())
 	return nil
 }
@@ -154,4 +159,23 @@ func Parse(out string) (Result, error) {
 		return Result{}, fmt.Errorf("memrun: output %q lacks settled-rss-kib or start-ns", out)
 	}
 	return Result{Memory: m, SettledRSSKiB: settled, Start: time.Duration(start)}, nil
+}
+
+// writeHeapProfile writes the live heap's profile to
+// $BENCH_HEAPPROFILE_DIR/<name>.heap.pprof when that is set (a runtime
+// process's heap after its requests, to see what it keeps).
+func writeHeapProfile(name string) error {
+	dir := os.Getenv("BENCH_HEAPPROFILE_DIR")
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+".heap.pprof"))
+	if err != nil {
+		return fmt.Errorf("memrun: heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("memrun: heap profile: %w", err)
+	}
+	return f.Close()
 }
