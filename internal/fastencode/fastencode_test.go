@@ -43,8 +43,10 @@ func TestPopulated(t *testing.T) {
 			if bad := codecfixture.Unset(m.ProtoReflect(), true); bad != "" {
 				t.Fatalf("populate left %s unset", bad)
 			}
-			if d := diffEncode(fast, m, n == 1); d != "" {
-				t.Errorf("%T with %d map entries: %s", m, n, d)
+			for name, enc := range encoders {
+				if d := diffEncode(enc, m, n == 1); d != "" {
+					t.Errorf("%s: %T with %d map entries: %s", name, m, n, d)
+				}
 			}
 		}
 	}
@@ -108,8 +110,10 @@ func withUnknown[M proto.Message](m M) M {
 func TestEdgeCases(t *testing.T) {
 	for name, m := range edgeCases() {
 		// At most one entry per map in every edge case: bytes must match.
-		if d := diffEncode(fast, m, true); d != "" {
-			t.Errorf("%s: %s", name, d)
+		for encName, enc := range encoders {
+			if d := diffEncode(enc, m, true); d != "" {
+				t.Errorf("%s: %s: %s", encName, name, d)
+			}
 		}
 	}
 }
@@ -132,11 +136,13 @@ func TestInvalidUTF8(t *testing.T) {
 			if _, err := proto.Marshal(m); err == nil {
 				t.Fatalf("%T string %d: proto.Marshal accepts invalid UTF-8", m, count)
 			}
-			if d := diffEncode(fast, m, true); d != "" {
-				t.Errorf("%T string %d: %s", m, count, d)
-			}
-			if _, err := fast.append(nil, m); !errors.Is(err, proto.Error) {
-				t.Errorf("%T string %d: error %v", m, count, err)
+			for name, enc := range encoders {
+				if d := diffEncode(enc, m, true); d != "" {
+					t.Errorf("%s: %T string %d: %s", name, m, count, d)
+				}
+				if _, err := enc.append(nil, m); !errors.Is(err, proto.Error) {
+					t.Errorf("%s: %T string %d: error %v", name, m, count, err)
+				}
 			}
 			i = count
 		}
@@ -285,5 +291,31 @@ func TestAppendIntoCapacity(t *testing.T) {
 	b2, err := AppendContainer(b, c)
 	if err != nil || len(b2) != n || &b2[:1][0] != &b[:1][0] {
 		t.Fatalf("err %v, len %d want %d, reallocated %v", err, len(b2), n, &b2[:1][0] != &b[:1][0])
+	}
+}
+
+// TestAppendSizedSkipsSizing checks that AppendSizedPod, after SizePod,
+// does not size the sub-messages protobuf-go encodes again: with a map
+// in PodSandbox.linux (whose iteration by protobuf-go allocates), SizePod
+// and AppendSizedPod allocate less than SizePod and AppendPod.
+func TestAppendSizedSkipsSizing(t *testing.T) {
+	p := &api.PodSandbox{Id: "p", Linux: &api.LinuxPodSandbox{
+		Resources: &api.LinuxResources{Unified: map[string]string{"memory.high": "1", "memory.max": "2"}},
+	}}
+	buf := make([]byte, 0, 2*SizePod(p))
+	var err error
+	plain := testing.AllocsPerRun(50, func() {
+		SizePod(p)
+		_, err = AppendPod(buf, p)
+	})
+	cached := testing.AllocsPerRun(50, func() {
+		SizePod(p)
+		_, err = AppendSizedPod(buf, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached >= plain {
+		t.Errorf("SizePod and AppendSizedPod allocate %.0f times, SizePod and AppendPod %.0f: the sizes were computed again", cached, plain)
 	}
 }

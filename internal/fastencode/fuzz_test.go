@@ -38,8 +38,10 @@ func FuzzEncode(f *testing.F) {
 		if proto.Unmarshal(data, m) != nil {
 			t.Skip()
 		}
-		if d := diffEncode(fast, m, false); d != "" {
-			t.Fatal(d)
+		for name, enc := range encoders {
+			if d := diffEncode(enc, m, false); d != "" {
+				t.Fatal(name + ": " + d)
+			}
 		}
 	})
 }

@@ -52,6 +52,25 @@ var fast = encoder{
 	},
 }
 
+// sized is fast as the runtime uses it: SizeX, then AppendSizedX.
+var sized = encoder{
+	append: func(b []byte, m proto.Message) ([]byte, error) {
+		switch x := m.(type) {
+		case *api.PodSandbox:
+			SizePod(x)
+			return AppendSizedPod(b, x)
+		case *api.Container:
+			SizeContainer(x)
+			return AppendSizedContainer(b, x)
+		}
+		panic("not a pod or container")
+	},
+	size: fast.size,
+}
+
+// encoders are the ways to encode under test, by name.
+var encoders = map[string]encoder{"AppendX": fast, "SizeX, AppendSizedX": sized}
+
 var prefix = []byte("prefix")
 
 // diffEncode encodes m with enc (appending to a non-empty prefix) and
