@@ -10,13 +10,17 @@
 // order follows Go map iteration and is therefore random, as protobuf-go's
 // non-deterministic order is.
 //
-// The hand-encoded fields are PodSandbox 1-7, 9, 10; Container 1-9, 12,
-// 14-19; and all of Mount. Every other field (PodSandbox.linux,
-// Container.hooks/linux/rlimits/CDI_devices/user/image) is encoded by
+// The hand-encoded fields are PodSandbox 1-10; Container 1-9, 11 (see
+// below), 12, 14-19; all of Mount, LinuxPodSandbox and LinuxNamespace;
+// LinuxResources 6 (unified); and LinuxContainer 1, 3, 5 and 9 (sysctl)
+// when it has no net_devices (with net_devices, the whole LinuxContainer
+// is left to protobuf-go). Every other sub-message (Container.hooks,
+// rlimits, CDI_devices, user, image; the memory, CPU, device and other
+// parts of the Linux messages) is encoded by
 // proto.MarshalOptions{}.MarshalAppend of the sub-message, length-prefixed,
-// at its place in field-number order (with UseCachedSize by AppendSizedPod
-// and AppendSizedContainer, which reuse the sizes SizePod and
-// SizeContainer computed).
+// at its place in field-number order (with UseCachedSize where a size
+// pass just sized it: AppendSizedPod, AppendSizedContainer, and inside the
+// hand-encoded Linux messages, see linux.go).
 package fastencode
 
 import (
@@ -229,7 +233,7 @@ func SizePod(p *api.PodSandbox) int {
 	n := sizeStr(1, p.Id) + sizeStr(1, p.Name) + sizeStr(1, p.Uid) + sizeStr(1, p.Namespace)
 	n += sizeMap(p.Labels) + sizeMap(p.Annotations)
 	n += sizeStr(1, p.RuntimeHandler)
-	n += sizeSub(1, p.Linux, p.Linux == nil)
+	n += sizeLinuxPod(p.Linux, false)
 	n += sizeVarintField(1, uint64(p.Pid))
 	n += sizeStrs(1, p.Ips)
 	return n + len(p.ProtoReflect().GetUnknown())
@@ -290,7 +294,7 @@ func appendPod(b []byte, p *api.PodSandbox, cached bool) (_ []byte, err error) {
 		return b, err
 	}
 	if p.Linux != nil {
-		if b, err = appendSub(b, tagOf(8, wtBytes), p.Linux, cached); err != nil {
+		if b, err = appendLinuxPod(b, tagOf(8, wtBytes), p.Linux, cached); err != nil {
 			return b, err
 		}
 	}
@@ -359,7 +363,7 @@ func SizeContainer(c *api.Container) int {
 	n += sizeStrs(1, c.Args) + sizeStrs(1, c.Env)
 	n += sizeMounts(c.Mounts)
 	n += sizeSub(1, c.Hooks, c.Hooks == nil)
-	n += sizeSub(1, c.Linux, c.Linux == nil)
+	n += sizeLinuxCtr(c.Linux, false)
 	n += sizeVarintField(1, uint64(c.Pid))
 	n += sizeSubs(1, c.Rlimits)
 	n += sizeVarintField(1, uint64(c.CreatedAt))
@@ -434,7 +438,7 @@ func appendContainer(b []byte, c *api.Container, cached bool) (_ []byte, err err
 		}
 	}
 	if c.Linux != nil {
-		if b, err = appendSub(b, tagOf(11, wtBytes), c.Linux, cached); err != nil {
+		if b, err = appendLinuxCtr(b, tagOf(11, wtBytes), c.Linux, cached); err != nil {
 			return b, err
 		}
 	}

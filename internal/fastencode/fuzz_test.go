@@ -25,6 +25,7 @@ func FuzzEncode(f *testing.F) {
 	add(fullPod(1))
 	add(fullContainer(1))
 	add(fullContainer(2))
+	add(noNetDevices(fullContainer(1)))
 	add(codecfixture.Pod(0))
 	add(codecfixture.Container(0, "p"))
 	for _, m := range edgeCases() {

@@ -24,6 +24,13 @@ func fullContainer(n int) *api.Container {
 	return c
 }
 
+// noNetDevices returns c without net devices: its LinuxContainer is then
+// encoded by hand (linux.go).
+func noNetDevices(c *api.Container) *api.Container {
+	c.Linux.NetDevices = nil
+	return c
+}
+
 // encoder is one implementation under test (the real one, or a broken
 // one in TestHarnessCatches).
 type encoder struct {
