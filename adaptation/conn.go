@@ -106,12 +106,19 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 // call encodes req, with what sh shares (see shared.wire), and makes the
 // call over the connection.
 func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
-	msg, err := sh.wire(req)
+	enc, buf, err := sh.wire(req)
 	if err != nil {
 		return nil, err
 	}
 	rsp := m.answer.New().Interface()
-	if err := e.callEncoded(ctx, m.name, msg, rsp); err != nil {
+	if enc != nil {
+		err = e.callPayload(ctx, m.name, enc, rsp)
+	} else {
+		err = e.callEncoded(ctx, m.name, req, rsp)
+	}
+	// ttrpc copied the encoding into its message before sending it.
+	buf.free()
+	if err != nil {
 		return nil, err
 	}
 	return rsp, nil
@@ -129,15 +136,22 @@ func (e *connEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequ
 
 // callEncoded calls method with req. A request that holds nothing but
 // unknown fields (a carrier, a part of encodedSyncParts) is its own
-// encoding: those bytes become the payload of ttrpc's request as they
-// are (sendEncoded), where ttrpc's codec would copy them into a new
-// buffer first. Another request is encoded by ttrpc.
+// encoding: those bytes are sent as they are (callPayload). Another
+// request is encoded by ttrpc.
 func (e *connEndpoint) callEncoded(ctx context.Context, method string, req, rsp proto.Message) error {
 	if enc, ok := ownEncoding(req); ok {
-		ctx = context.WithValue(ctx, encodedKey{}, &encoded{method: method, payload: enc})
-		req = emptyRequest
+		return e.callPayload(ctx, method, enc, rsp)
 	}
 	return e.client.Call(ctx, api.PluginServiceName, method, req, rsp)
+}
+
+// callPayload calls method with a request encoded as payload: those bytes
+// become the payload of ttrpc's request as they are (sendEncoded), where
+// ttrpc's codec would copy them into a new buffer first. payload is not
+// used once callPayload has returned.
+func (e *connEndpoint) callPayload(ctx context.Context, method string, payload []byte, rsp proto.Message) error {
+	return e.client.Call(&encodedCtx{Context: ctx, method: method, payload: payload},
+		api.PluginServiceName, method, emptyRequest, rsp)
 }
 
 // emptyRequest is what ttrpc encodes for a request sent as encoded: no
@@ -163,24 +177,41 @@ func ownEncoding(req proto.Message) ([]byte, bool) {
 	return enc, !known
 }
 
-// encodedKey is the context key of the encoding of a call's request
-// (callEncoded).
+// encodedKey is the context key of the encodedCtx of a call whose
+// request is sent as encoded (callPayload).
 type encodedKey struct{}
 
-// encoded is the encoding of the request of a call to method.
-type encoded struct {
+// encodedCtx is the context of a call to method whose request is sent as
+// payload: one allocation per call for the call's context and what
+// sendEncoded needs.
+type encodedCtx struct {
+	context.Context
 	method  string
 	payload []byte
 }
 
-// sendEncoded is the ttrpc client interceptor of a plugin connection
-// that puts the encoding callEncoded passes along as the payload of the
-// call it was made for.
-func sendEncoded(ctx context.Context, req *ttrpc.Request, rsp *ttrpc.Response, _ *ttrpc.UnaryClientInfo, invoke ttrpc.Invoker) error {
-	if enc, ok := ctx.Value(encodedKey{}).(*encoded); ok && enc.method == req.Method && len(req.Payload) == 0 {
-		req.Payload = enc.payload
+// Value returns c for encodedKey, the value of c's parent for another key.
+func (c *encodedCtx) Value(key any) any {
+	if _, ok := key.(encodedKey); ok {
+		return c
 	}
-	return invoke(ctx, req, rsp)
+	return c.Context.Value(key)
+}
+
+// sendEncoded is the ttrpc client interceptor of a plugin connection
+// that puts the encoding callPayload passes along as the payload of the
+// call it was made for. The payload is taken out of ttrpc's request
+// again when the call returns: the caller may reuse its buffer then.
+func sendEncoded(ctx context.Context, req *ttrpc.Request, rsp *ttrpc.Response, _ *ttrpc.UnaryClientInfo, invoke ttrpc.Invoker) error {
+	enc, ok := ctx.Value(encodedKey{}).(*encodedCtx)
+	if !ok || enc.method != req.Method || len(req.Payload) != 0 {
+		return invoke(ctx, req, rsp)
+	}
+	empty := req.Payload
+	req.Payload = enc.payload
+	err := invoke(ctx, req, rsp)
+	req.Payload = empty
+	return err
 }
 
 // failure is FailureOversize for an answer refused by its bounds

@@ -462,11 +462,14 @@ func (p *plugin) fail(perr *PluginError) *PluginError {
 // administrator's PluginPolicy (for CreateContainer) or by name (need:
 // the policy's and the pod's required plugins).
 func judge[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], need *requiredSet, err error) error {
+	if err == nil {
+		return nil // (before perr, which errors.As moves to the heap)
+	}
 	var perr *PluginError
 	required := r.has(requiredAnswer) &&
 		((p.required && r.event == api.Event_CREATE_CONTAINER) || need.has(p))
 	switch {
-	case err == nil, errors.Is(err, errFiltered), errors.Is(err, errOptedOut):
+	case errors.Is(err, errFiltered), errors.Is(err, errOptedOut):
 		return nil
 	case errors.Is(err, errPluginGone):
 		if required {

@@ -1,30 +1,28 @@
 package adaptation
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
-// decodesTo fails t unless msg marshals to bytes that decode to want
+// decodesTo fails t unless enc, an encoding wire made, decodes to want
 // (map entries are encoded in random order, so bytes are not compared).
-func decodesTo(t *testing.T, msg, want proto.Message) {
+func decodesTo(t *testing.T, enc []byte, want proto.Message) {
 	t.Helper()
-	buf, err := proto.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := proto.Size(want); len(buf) != n {
-		t.Fatalf("encoding is %d bytes, the request's %d", len(buf), n)
+	if n := proto.Size(want); len(enc) != n {
+		t.Fatalf("encoding is %d bytes, the request's %d", len(enc), n)
 	}
 	got := want.ProtoReflect().New().Interface()
-	if err := proto.Unmarshal(buf, got); err != nil {
+	if err := proto.Unmarshal(enc, got); err != nil {
 		t.Fatal(err)
 	}
 	if !proto.Equal(got, want) {
@@ -32,28 +30,39 @@ func decodesTo(t *testing.T, msg, want proto.Message) {
 	}
 }
 
+// wireKept returns the encoding sh.wire makes for req, failing t unless
+// it is kept (not in a recycled buffer).
+func wireKept(t *testing.T, sh *shared, req proto.Message) []byte {
+	t.Helper()
+	enc, buf, err := sh.wire(req)
+	if err != nil || enc == nil || buf != nil {
+		t.Fatalf("wire: %d bytes, buffer %v, %v; want a kept encoding", len(enc), buf, err)
+	}
+	return enc
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+
 // TestSharedWholeRequest checks that a request sent to several plugins
 // is encoded once, and that another request is encoded anew.
 func TestSharedWholeRequest(t *testing.T) {
 	req := &api.UpdatePodSandboxRequest{Pod: testPod(1), OverheadLinuxResources: &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: api.UInt64(512)}}}
 	sh := &shared{}
-	first, err := sh.wire(req)
-	if err != nil || first == proto.Message(req) {
-		t.Fatalf("first send: %v, %v; want its encoding", first, err)
-	}
+	first := wireKept(t, sh, req)
 	decodesTo(t, first, req)
-	if again, err := sh.wire(req); err != nil || again != first {
+	if again := wireKept(t, sh, req); !sameBytes(again, first) {
 		t.Error("the second send encoded the request again")
 	}
 	other := &api.UpdatePodSandboxRequest{Pod: testPod(2)}
-	msg, err := sh.wire(other)
-	if err != nil || msg == first {
-		t.Fatalf("another request: %v, %v; want its own encoding", msg, err)
+	msg := wireKept(t, sh, other)
+	if sameBytes(msg, first) {
+		t.Fatal("another request: the first one's encoding")
 	}
 	decodesTo(t, msg, other)
 	var none *shared
-	if got, _ := none.wire(req); got != proto.Message(req) {
-		t.Error("without a shared, the request is not sent as itself")
+	if enc, buf, err := none.wire(req); enc != nil || buf != nil || err != nil {
+		t.Error("without a shared, the request is encoded by the connection")
 	}
 }
 
@@ -62,23 +71,23 @@ func TestSharedWholeRequest(t *testing.T) {
 func TestSharedConcurrent(t *testing.T) {
 	req := &api.PostCreateContainerRequest{Pod: testPod(1), Container: bigCtr(1)}
 	sh := &shared{}
-	msgs := make(chan proto.Message, 16)
+	encs := make(chan []byte, 16)
 	var wg sync.WaitGroup
-	for range cap(msgs) {
+	for range cap(encs) {
 		wg.Go(func() {
-			msg, err := sh.wire(req)
+			enc, _, err := sh.wire(req)
 			if err != nil {
 				t.Error(err)
 			}
-			msgs <- msg
+			encs <- enc
 		})
 	}
 	wg.Wait()
-	close(msgs)
-	first := <-msgs
+	close(encs)
+	first := <-encs
 	decodesTo(t, first, req)
-	for msg := range msgs {
-		if msg != first {
+	for enc := range encs {
+		if !sameBytes(enc, first) {
 			t.Fatal("the request was encoded more than once")
 		}
 	}
@@ -89,54 +98,75 @@ func TestSharedConcurrent(t *testing.T) {
 func TestSharedObjects(t *testing.T) {
 	req := &api.PostStartContainerRequest{Pod: testPod(1), Container: bigCtr(1)}
 	sh := &shared{}
-	first, err := sh.wire(req)
-	if err != nil || first == proto.Message(req) {
-		t.Fatalf("first send: %v, %v; want its encoding", first, err)
-	}
+	first := wireKept(t, sh, req)
 	decodesTo(t, first, req)
-	if again, _ := sh.wire(req); again != first {
+	if again := wireKept(t, sh, req); !sameBytes(again, first) {
 		t.Error("the request was encoded again")
 	}
 	pod := &api.RunPodSandboxRequest{Pod: testPod(2)}
-	msg, err := sh.wire(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decodesTo(t, msg, pod)
+	decodesTo(t, wireKept(t, sh, pod), pod)
 	odd := &api.StopPodSandboxRequest{Pod: testPod(3)}
 	odd.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 1999, protowire.VarintType), 7))
 	// Not by hand (protobuf-go keeps the unknown fields).
-	msg, err = sh.wire(odd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decodesTo(t, msg, odd)
+	decodesTo(t, wireKept(t, sh, odd), odd)
 }
 
 // TestSharedCreateContainer checks the hand encoding of CreateContainer
-// requests: the pod once for the event, the container for each, and a
-// request above NRI's limit refused.
+// requests: the pod once for the event (by the first request itself,
+// then once for the others), the container for each, every request into
+// a recycled buffer of its own, and a request above NRI's limit refused.
 func TestSharedCreateContainer(t *testing.T) {
 	pod := testPod(1)
 	sh := &shared{}
+	var bufs []*encodeBuf
 	for i := range 3 {
 		req := &api.CreateContainerRequest{Pod: pod, Container: bigCtr(i)}
-		msg, err := sh.wire(req)
-		if err != nil {
-			t.Fatal(err)
+		enc, buf, err := sh.wire(req)
+		if err != nil || buf == nil || !sameBytes(enc, buf.b) {
+			t.Fatalf("request %d: %d bytes, buffer %v, %v; want its own buffer", i, len(enc), buf, err)
 		}
-		decodesTo(t, msg, req)
+		decodesTo(t, enc, req)
+		if want := i > 0; (sh.podField != nil) != want {
+			t.Errorf("request %d: pod encoded for the others %v, want %v", i, sh.podField != nil, want)
+		}
+		for _, b := range bufs {
+			if b == buf {
+				t.Fatal("two requests of the event got one buffer")
+			}
+		}
+		bufs = append(bufs, buf)
 	}
 	enc := sh.podField
-	if _, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: bigCtr(4)}); err != nil || &sh.podField[0] != &enc[0] {
+	if _, buf, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: bigCtr(4)}); err != nil || !sameBytes(sh.podField, enc) {
 		t.Error("the pod was encoded again")
+	} else {
+		buf.free()
+	}
+	for _, b := range bufs {
+		b.free()
 	}
 	huge := bigCtr(5)
 	huge.Args = []string{strings.Repeat("x", MaxMessageSize)}
-	_, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: huge})
+	_, buf, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: huge})
 	var tooLarge *requestSizeError
-	if !errors.As(err, &tooLarge) || tooLarge.size <= maxRequestPayload {
-		t.Errorf("an oversized request: %v, want a *requestSizeError", err)
+	if !errors.As(err, &tooLarge) || tooLarge.size <= maxRequestPayload || buf != nil {
+		t.Errorf("an oversized request: %v (buffer %v), want a *requestSizeError", err, buf)
+	}
+}
+
+// TestEncodeBufBound checks that a buffer above maxPooledEncoding is not
+// kept for reuse (one huge request must not pin its memory), and that a
+// buffer has room for what it was asked for.
+func TestEncodeBufBound(t *testing.T) {
+	big := getEncodeBuf(maxPooledEncoding + 1)
+	big.free()
+	for range 8 {
+		if b := getEncodeBuf(1); cap(b.b) > maxPooledEncoding {
+			t.Fatalf("a %d-byte buffer came back from the pool, above the bound of %d", cap(b.b), maxPooledEncoding)
+		}
+	}
+	if b := getEncodeBuf(3000); cap(b.b) < 3000 || len(b.b) != 0 {
+		t.Errorf("getEncodeBuf(3000): len %d cap %d", len(b.b), cap(b.b))
 	}
 }
 
@@ -162,5 +192,59 @@ func TestBuiltinGetsClone(t *testing.T) {
 	}
 	if !proto.Equal(req, want) {
 		t.Error("the builtin plugin changed the runtime's request")
+	}
+}
+
+// TestCreateContainerEncodingAllocs bounds what encoding a CreateContainer
+// request for one more plugin allocates: nothing, its buffer recycled
+// (once the pod's encoding is shared; slack for the pool, which may
+// drop buffers, under the race detector on purpose).
+func TestCreateContainerEncodingAllocs(t *testing.T) {
+	pod := testPod(1)
+	reqs := []*api.CreateContainerRequest{{Pod: pod, Container: bigCtr(1)}, {Pod: pod, Container: bigCtr(2)}}
+	sh := &shared{}
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		enc, buf, err := sh.wire(reqs[i%len(reqs)])
+		i++
+		if err != nil || len(enc) == 0 {
+			t.Fatalf("wire: %d bytes, %v", len(enc), err)
+		}
+		buf.free()
+	})
+	if allocs > 1 {
+		t.Errorf("encoding a CreateContainer request allocates %.1f times, want at most 1", allocs)
+	}
+}
+
+// TestSendEncoded checks that the interceptor sends a callPayload's bytes
+// as the payload of the call they were made for only, found through a
+// context derived from the call's, and takes them out again when the
+// call returns (the caller reuses the buffer).
+func TestSendEncoded(t *testing.T) {
+	type key struct{}
+	payload := []byte{1, 2, 3}
+	base := context.WithValue(context.Background(), key{}, "v")
+	ctx, cancel := context.WithCancel(&encodedCtx{Context: base, method: "CreateContainer", payload: payload})
+	defer cancel()
+	if ctx.Value(key{}) != "v" {
+		t.Fatal("the call's context lost its parent's values")
+	}
+	for _, tc := range []struct {
+		method string
+		want   []byte
+	}{{"CreateContainer", payload}, {"StopContainer", nil}} {
+		req := &ttrpc.Request{Method: tc.method}
+		var sent []byte
+		err := sendEncoded(ctx, req, &ttrpc.Response{}, nil, func(_ context.Context, r *ttrpc.Request, _ *ttrpc.Response) error {
+			sent = r.Payload
+			return nil
+		})
+		if err != nil || !bytes.Equal(sent, tc.want) {
+			t.Errorf("%s: sent %v, %v; want %v", tc.method, sent, err, tc.want)
+		}
+		if req.Payload != nil {
+			t.Errorf("%s: the payload is still in the request after the call", tc.method)
+		}
 	}
 }

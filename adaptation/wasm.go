@@ -195,12 +195,19 @@ func (e *wasmEndpoint) reinit(ctx context.Context, call func(context.Context, st
 // call encodes req (with what sh shares, as a connection does) and calls
 // the export serving m (m.wasm).
 func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
-	msg, err := sh.wire(req)
+	enc, buf, err := sh.wire(req)
 	if err != nil {
 		return nil, err
 	}
+	msg := req
+	if enc != nil {
+		msg = carrier(enc)
+	}
 	rsp := m.answer.New().Interface()
-	if err := e.mod.CallMessage(ctx, m.wasm, msg, rsp); err != nil {
+	err = e.mod.CallMessage(ctx, m.wasm, msg, rsp)
+	// CallMessage encoded msg (copied enc) before calling the module.
+	buf.free()
+	if err != nil {
 		return nil, err
 	}
 	return rsp, nil

@@ -10,11 +10,17 @@
 // order follows Go map iteration and is therefore random, as protobuf-go's
 // non-deterministic order is.
 //
-// The hand-encoded fields are PodSandbox 1-7, 9, 10; Container 1-9, 12,
-// 14-19; and all of Mount. Every other field (PodSandbox.linux,
-// Container.hooks/linux/rlimits/CDI_devices/user/image) is encoded by
+// The hand-encoded fields are PodSandbox 1-10; Container 1-9, 11 (see
+// below), 12, 14-19; all of Mount, LinuxPodSandbox and LinuxNamespace;
+// LinuxResources 6 (unified); and LinuxContainer 1, 3, 5 and 9 (sysctl)
+// when it has no net_devices (with net_devices, the whole LinuxContainer
+// is left to protobuf-go). Every other sub-message (Container.hooks,
+// rlimits, CDI_devices, user, image; the memory, CPU, device and other
+// parts of the Linux messages) is encoded by
 // proto.MarshalOptions{}.MarshalAppend of the sub-message, length-prefixed,
-// at its place in field-number order.
+// at its place in field-number order (with UseCachedSize where a size
+// pass just sized it: AppendSizedPod, AppendSizedContainer, and inside the
+// hand-encoded Linux messages, see linux.go).
 package fastencode
 
 import (
@@ -155,15 +161,16 @@ func appendMap(b []byte, tag uint64, m map[string]string, field string) ([]byte,
 }
 
 // appendSub appends a sub-message field encoded by protobuf-go: tag, then
-// MarshalOptions{}.MarshalAppend after a one-byte length placeholder, which
-// is back-patched (moving the body when the length needs more bytes). This
-// avoids sizing the sub-message separately from MarshalAppend's own size
-// pass.
-func appendSub(b []byte, tag uint64, m proto.Message) ([]byte, error) {
+// MarshalAppend after a one-byte length placeholder, which is back-patched
+// (moving the body when the length needs more bytes). This avoids sizing
+// the sub-message separately from MarshalAppend's own size pass; with
+// cached (m was just sized by proto.Size, see AppendSizedPod) there is no
+// size pass at all: MarshalAppend uses the sizes proto.Size cached.
+func appendSub(b []byte, tag uint64, m proto.Message, cached bool) ([]byte, error) {
 	b = protowire.AppendVarint(b, tag)
 	at := len(b)
 	b = append(b, 0)
-	b, err := proto.MarshalOptions{}.MarshalAppend(b, m)
+	b, err := proto.MarshalOptions{UseCachedSize: cached}.MarshalAppend(b, m)
 	if err != nil {
 		return b, err
 	}
@@ -186,7 +193,7 @@ func appendSub(b []byte, tag uint64, m proto.Message) ([]byte, error) {
 func appendSubs[M interface {
 	*E
 	proto.Message
-}, E any](b []byte, tag uint64, ms []M) ([]byte, error) {
+}, E any](b []byte, tag uint64, ms []M, cached bool) ([]byte, error) {
 	var err error
 	for _, m := range ms {
 		if m == nil {
@@ -194,7 +201,7 @@ func appendSubs[M interface {
 			b = append(b, 0)
 			continue
 		}
-		if b, err = appendSub(b, tag, m); err != nil {
+		if b, err = appendSub(b, tag, m, cached); err != nil {
 			return b, err
 		}
 	}
@@ -226,7 +233,7 @@ func SizePod(p *api.PodSandbox) int {
 	n := sizeStr(1, p.Id) + sizeStr(1, p.Name) + sizeStr(1, p.Uid) + sizeStr(1, p.Namespace)
 	n += sizeMap(p.Labels) + sizeMap(p.Annotations)
 	n += sizeStr(1, p.RuntimeHandler)
-	n += sizeSub(1, p.Linux, p.Linux == nil)
+	n += sizeLinuxPod(p.Linux, false)
 	n += sizeVarintField(1, uint64(p.Pid))
 	n += sizeStrs(1, p.Ips)
 	return n + len(p.ProtoReflect().GetUnknown())
@@ -237,10 +244,25 @@ func SizePod(p *api.PodSandbox) int {
 // from protobuf-go marshaling PodSandbox.linux) it returns b with its
 // original length and the error. A nil p appends nothing.
 func AppendPod(b []byte, p *api.PodSandbox) ([]byte, error) {
+	return appendPodChecked(b, p, false)
+}
+
+// AppendSizedPod is AppendPod for a p that SizePod has just sized and
+// that has not changed since: the sub-messages protobuf-go encodes reuse
+// the sizes SizePod had it compute (proto.MarshalOptions.UseCachedSize)
+// instead of sizing them again, which saves a pass over them (and the
+// allocations of protobuf-go's map iteration). If p changed after
+// SizePod, the encoding is wrong.
+func AppendSizedPod(b []byte, p *api.PodSandbox) ([]byte, error) {
+	return appendPodChecked(b, p, true)
+}
+
+// appendPodChecked is AppendPod, with cached sizes if cached.
+func appendPodChecked(b []byte, p *api.PodSandbox, cached bool) ([]byte, error) {
 	if p == nil {
 		return b, nil
 	}
-	out, err := appendPod(b, p)
+	out, err := appendPod(b, p, cached)
 	if err != nil {
 		// b[:len(b)] is untouched even if out was reallocated (or is nil,
 		// as MarshalAppend may return on error).
@@ -249,7 +271,7 @@ func AppendPod(b []byte, p *api.PodSandbox) ([]byte, error) {
 	return out, nil
 }
 
-func appendPod(b []byte, p *api.PodSandbox) (_ []byte, err error) {
+func appendPod(b []byte, p *api.PodSandbox, cached bool) (_ []byte, err error) {
 	if b, err = appendStr(b, tagOf(1, wtBytes), p.Id, podMsg+"id"); err != nil {
 		return b, err
 	}
@@ -272,7 +294,7 @@ func appendPod(b []byte, p *api.PodSandbox) (_ []byte, err error) {
 		return b, err
 	}
 	if p.Linux != nil {
-		if b, err = appendSub(b, tagOf(8, wtBytes), p.Linux); err != nil {
+		if b, err = appendLinuxPod(b, tagOf(8, wtBytes), p.Linux, cached); err != nil {
 			return b, err
 		}
 	}
@@ -341,7 +363,7 @@ func SizeContainer(c *api.Container) int {
 	n += sizeStrs(1, c.Args) + sizeStrs(1, c.Env)
 	n += sizeMounts(c.Mounts)
 	n += sizeSub(1, c.Hooks, c.Hooks == nil)
-	n += sizeSub(1, c.Linux, c.Linux == nil)
+	n += sizeLinuxCtr(c.Linux, false)
 	n += sizeVarintField(1, uint64(c.Pid))
 	n += sizeSubs(1, c.Rlimits)
 	n += sizeVarintField(1, uint64(c.CreatedAt))
@@ -361,10 +383,21 @@ func SizeContainer(c *api.Container) int {
 // returns b with its original length and the error. A nil c appends
 // nothing.
 func AppendContainer(b []byte, c *api.Container) ([]byte, error) {
+	return appendContainerChecked(b, c, false)
+}
+
+// AppendSizedContainer is AppendContainer for a c that SizeContainer has
+// just sized and that has not changed since (see AppendSizedPod).
+func AppendSizedContainer(b []byte, c *api.Container) ([]byte, error) {
+	return appendContainerChecked(b, c, true)
+}
+
+// appendContainerChecked is AppendContainer, with cached sizes if cached.
+func appendContainerChecked(b []byte, c *api.Container, cached bool) ([]byte, error) {
 	if c == nil {
 		return b, nil
 	}
-	out, err := appendContainer(b, c)
+	out, err := appendContainer(b, c, cached)
 	if err != nil {
 		// b[:len(b)] is untouched even if out was reallocated (or is nil,
 		// as MarshalAppend may return on error).
@@ -373,7 +406,7 @@ func AppendContainer(b []byte, c *api.Container) ([]byte, error) {
 	return out, nil
 }
 
-func appendContainer(b []byte, c *api.Container) (_ []byte, err error) {
+func appendContainer(b []byte, c *api.Container, cached bool) (_ []byte, err error) {
 	if b, err = appendStr(b, tagOf(1, wtBytes), c.Id, ctrMsg+"id"); err != nil {
 		return b, err
 	}
@@ -400,17 +433,17 @@ func appendContainer(b []byte, c *api.Container) (_ []byte, err error) {
 		return b, err
 	}
 	if c.Hooks != nil {
-		if b, err = appendSub(b, tagOf(10, wtBytes), c.Hooks); err != nil {
+		if b, err = appendSub(b, tagOf(10, wtBytes), c.Hooks, cached); err != nil {
 			return b, err
 		}
 	}
 	if c.Linux != nil {
-		if b, err = appendSub(b, tagOf(11, wtBytes), c.Linux); err != nil {
+		if b, err = appendLinuxCtr(b, tagOf(11, wtBytes), c.Linux, cached); err != nil {
 			return b, err
 		}
 	}
 	b = appendVarintField(b, tagOf(12, wtVarint), uint64(c.Pid))
-	if b, err = appendSubs(b, tagOf(13, wtBytes), c.Rlimits); err != nil {
+	if b, err = appendSubs(b, tagOf(13, wtBytes), c.Rlimits, cached); err != nil {
 		return b, err
 	}
 	b = appendVarintField(b, tagOf(14, wtVarint), uint64(c.CreatedAt))
@@ -423,16 +456,16 @@ func appendContainer(b []byte, c *api.Container) (_ []byte, err error) {
 	if b, err = appendStr(b, tagOf(19, wtBytes), c.StatusMessage, ctrMsg+"status_message"); err != nil {
 		return b, err
 	}
-	if b, err = appendSubs(b, tagOf(20, wtBytes), c.CDIDevices); err != nil {
+	if b, err = appendSubs(b, tagOf(20, wtBytes), c.CDIDevices, cached); err != nil {
 		return b, err
 	}
 	if c.User != nil {
-		if b, err = appendSub(b, tagOf(21, wtBytes), c.User); err != nil {
+		if b, err = appendSub(b, tagOf(21, wtBytes), c.User, cached); err != nil {
 			return b, err
 		}
 	}
 	if c.Image != nil {
-		if b, err = appendSub(b, tagOf(22, wtBytes), c.Image); err != nil {
+		if b, err = appendSub(b, tagOf(22, wtBytes), c.Image, cached); err != nil {
 			return b, err
 		}
 	}

@@ -22,8 +22,14 @@ func TestFieldLists(t *testing.T) {
 		"nri.pkg.api.v1alpha1.PodSandbox": 10,
 		"nri.pkg.api.v1alpha1.Container":  22,
 		"nri.pkg.api.v1alpha1.Mount":      4,
+		// Linux parts (linux.go).
+		"nri.pkg.api.v1alpha1.LinuxPodSandbox": 6,
+		"nri.pkg.api.v1alpha1.LinuxContainer":  12,
+		"nri.pkg.api.v1alpha1.LinuxResources":  8,
+		"nri.pkg.api.v1alpha1.LinuxNamespace":  2,
 	}
-	for _, m := range []proto.Message{&api.PodSandbox{}, &api.Container{}, &api.Mount{}} {
+	for _, m := range []proto.Message{&api.PodSandbox{}, &api.Container{}, &api.Mount{},
+		&api.LinuxPodSandbox{}, &api.LinuxContainer{}, &api.LinuxResources{}, &api.LinuxNamespace{}} {
 		d := m.ProtoReflect().Descriptor()
 		fs := d.Fields()
 		if fs.Len() != want[d.FullName()] {
@@ -39,12 +45,14 @@ func TestFieldLists(t *testing.T) {
 
 func TestPopulated(t *testing.T) {
 	for _, n := range []int{1, 2, 5} {
-		for _, m := range []proto.Message{fullPod(n), fullContainer(n)} {
-			if bad := codecfixture.Unset(m.ProtoReflect(), true); bad != "" {
+		for i, m := range []proto.Message{fullPod(n), fullContainer(n), noNetDevices(fullContainer(n))} {
+			if bad := codecfixture.Unset(m.ProtoReflect(), true); bad != "" && i < 2 {
 				t.Fatalf("populate left %s unset", bad)
 			}
-			if d := diffEncode(fast, m, n == 1); d != "" {
-				t.Errorf("%T with %d map entries: %s", m, n, d)
+			for name, enc := range encoders {
+				if d := diffEncode(enc, m, n == 1); d != "" {
+					t.Errorf("%s: %T with %d map entries: %s", name, m, n, d)
+				}
 			}
 		}
 	}
@@ -95,8 +103,27 @@ func edgeCases() map[string]proto.Message {
 		"unknown only": withUnknown(&api.Container{}),
 		"mount unknown": &api.Container{Mounts: []*api.Mount{
 			withUnknown(&api.Mount{}), withUnknown(&api.Mount{Type: "bind"})}},
-		"nil pod":       (*api.PodSandbox)(nil),
-		"nil container": (*api.Container)(nil),
+		// The Linux parts encoded by hand (linux.go).
+		"nil linux elements": &api.Container{Linux: &api.LinuxContainer{
+			Namespaces: []*api.LinuxNamespace{nil, {Type: "pid"}, {}},
+			Devices:    []*api.LinuxDevice{nil},
+			Resources: &api.LinuxResources{HugepageLimits: []*api.HugepageLimit{nil, {}},
+				Devices: []*api.LinuxDeviceCgroup{nil}, Unified: map[string]string{"": ""}},
+			Sysctl: map[string]string{"k": ""},
+		}},
+		"empty linux resources": &api.PodSandbox{Linux: &api.LinuxPodSandbox{
+			PodOverhead: &api.LinuxResources{}, PodResources: &api.LinuxResources{Memory: &api.LinuxMemory{}},
+			Namespaces: []*api.LinuxNamespace{nil}, Resources: &api.LinuxResources{Unified: map[string]string{}},
+		}},
+		"huge unified": &api.PodSandbox{Linux: &api.LinuxPodSandbox{
+			Resources: &api.LinuxResources{Unified: map[string]string{"memory.high": huge}}}},
+		"linux unknown": &api.Container{Linux: withUnknown(&api.LinuxContainer{
+			Namespaces: []*api.LinuxNamespace{withUnknown(&api.LinuxNamespace{Type: "ipc"})},
+			Resources:  withUnknown(&api.LinuxResources{}),
+		})},
+		"pod linux unknown": &api.PodSandbox{Linux: withUnknown(&api.LinuxPodSandbox{CgroupsPath: "/p"})},
+		"nil pod":           (*api.PodSandbox)(nil),
+		"nil container":     (*api.Container)(nil),
 	}
 }
 
@@ -108,8 +135,10 @@ func withUnknown[M proto.Message](m M) M {
 func TestEdgeCases(t *testing.T) {
 	for name, m := range edgeCases() {
 		// At most one entry per map in every edge case: bytes must match.
-		if d := diffEncode(fast, m, true); d != "" {
-			t.Errorf("%s: %s", name, d)
+		for encName, enc := range encoders {
+			if d := diffEncode(enc, m, true); d != "" {
+				t.Errorf("%s: %s: %s", encName, name, d)
+			}
 		}
 	}
 }
@@ -121,6 +150,7 @@ func TestInvalidUTF8(t *testing.T) {
 	for _, mk := range []func() proto.Message{
 		func() proto.Message { return fullPod(1) },
 		func() proto.Message { return fullContainer(1) },
+		func() proto.Message { return noNetDevices(fullContainer(1)) },
 	} {
 		count := 0
 		for i := 0; ; i++ {
@@ -132,11 +162,13 @@ func TestInvalidUTF8(t *testing.T) {
 			if _, err := proto.Marshal(m); err == nil {
 				t.Fatalf("%T string %d: proto.Marshal accepts invalid UTF-8", m, count)
 			}
-			if d := diffEncode(fast, m, true); d != "" {
-				t.Errorf("%T string %d: %s", m, count, d)
-			}
-			if _, err := fast.append(nil, m); !errors.Is(err, proto.Error) {
-				t.Errorf("%T string %d: error %v", m, count, err)
+			for name, enc := range encoders {
+				if d := diffEncode(enc, m, true); d != "" {
+					t.Errorf("%s: %T string %d: %s", name, m, count, d)
+				}
+				if _, err := enc.append(nil, m); !errors.Is(err, proto.Error) {
+					t.Errorf("%s: %T string %d: error %v", name, m, count, err)
+				}
 			}
 			i = count
 		}
@@ -285,5 +317,54 @@ func TestAppendIntoCapacity(t *testing.T) {
 	b2, err := AppendContainer(b, c)
 	if err != nil || len(b2) != n || &b2[:1][0] != &b[:1][0] {
 		t.Fatalf("err %v, len %d want %d, reallocated %v", err, len(b2), n, &b2[:1][0] != &b[:1][0])
+	}
+}
+
+// TestAppendSizedSkipsSizing checks that AppendSizedContainer, after
+// SizeContainer, does not size the sub-messages protobuf-go encodes
+// again: with maps in a LinuxContainer that has net devices (left to
+// protobuf-go, whose map iteration allocates), SizeContainer and
+// AppendSizedContainer allocate less than SizeContainer and
+// AppendContainer.
+func TestAppendSizedSkipsSizing(t *testing.T) {
+	c := &api.Container{Id: "c", Linux: &api.LinuxContainer{
+		Sysctl:     map[string]string{"net.core.somaxconn": "1024"},
+		NetDevices: map[string]*api.LinuxNetDevice{"eth1": {Name: "net1"}},
+	}}
+	buf := make([]byte, 0, 2*SizeContainer(c))
+	var err error
+	plain := testing.AllocsPerRun(50, func() {
+		SizeContainer(c)
+		_, err = AppendContainer(buf, c)
+	})
+	cached := testing.AllocsPerRun(50, func() {
+		SizeContainer(c)
+		_, err = AppendSizedContainer(buf, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached >= plain {
+		t.Errorf("SizeContainer and AppendSizedContainer allocate %.0f times, SizeContainer and AppendContainer %.0f: the sizes were computed again", cached, plain)
+	}
+}
+
+// TestLinuxByHandAllocs checks that the Linux parts encoded by hand, maps
+// included, allocate nothing (protobuf-go's map iteration would).
+func TestLinuxByHandAllocs(t *testing.T) {
+	p, c := fullPod(2), noNetDevices(fullContainer(2))
+	buf := make([]byte, 0, 2*(SizePod(p)+SizeContainer(c)))
+	var err error
+	allocs := testing.AllocsPerRun(50, func() {
+		SizePod(p)
+		b, _ := AppendSizedPod(buf, p)
+		SizeContainer(c)
+		_, err = AppendSizedContainer(b, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs > 0 {
+		t.Errorf("encoding a pod and a container allocates %.0f times, want none", allocs)
 	}
 }

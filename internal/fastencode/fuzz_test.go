@@ -25,6 +25,7 @@ func FuzzEncode(f *testing.F) {
 	add(fullPod(1))
 	add(fullContainer(1))
 	add(fullContainer(2))
+	add(noNetDevices(fullContainer(1)))
 	add(codecfixture.Pod(0))
 	add(codecfixture.Container(0, "p"))
 	for _, m := range edgeCases() {
@@ -38,8 +39,10 @@ func FuzzEncode(f *testing.F) {
 		if proto.Unmarshal(data, m) != nil {
 			t.Skip()
 		}
-		if d := diffEncode(fast, m, false); d != "" {
-			t.Fatal(d)
+		for name, enc := range encoders {
+			if d := diffEncode(enc, m, false); d != "" {
+				t.Fatal(name + ": " + d)
+			}
 		}
 	})
 }

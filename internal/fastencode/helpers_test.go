@@ -24,6 +24,13 @@ func fullContainer(n int) *api.Container {
 	return c
 }
 
+// noNetDevices returns c without net devices: its LinuxContainer is then
+// encoded by hand (linux.go).
+func noNetDevices(c *api.Container) *api.Container {
+	c.Linux.NetDevices = nil
+	return c
+}
+
 // encoder is one implementation under test (the real one, or a broken
 // one in TestHarnessCatches).
 type encoder struct {
@@ -51,6 +58,25 @@ var fast = encoder{
 		panic("not a pod or container")
 	},
 }
+
+// sized is fast as the runtime uses it: SizeX, then AppendSizedX.
+var sized = encoder{
+	append: func(b []byte, m proto.Message) ([]byte, error) {
+		switch x := m.(type) {
+		case *api.PodSandbox:
+			SizePod(x)
+			return AppendSizedPod(b, x)
+		case *api.Container:
+			SizeContainer(x)
+			return AppendSizedContainer(b, x)
+		}
+		panic("not a pod or container")
+	},
+	size: fast.size,
+}
+
+// encoders are the ways to encode under test, by name.
+var encoders = map[string]encoder{"AppendX": fast, "SizeX, AppendSizedX": sized}
 
 var prefix = []byte("prefix")
 

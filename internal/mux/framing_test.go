@@ -422,6 +422,44 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
+// TestRoundTripAllocs bounds what a round trip of a 1 KiB message
+// through two muxes allocates, both ends and their readers counted:
+// nothing, frame buffers recycled and the write vector a field (slack
+// for the pool, which may drop buffers, under the race detector on
+// purpose).
+func TestRoundTripAllocs(t *testing.T) {
+	ta, tb := unixPair(t)
+	ma, mb := newMux(t, ta), newMux(t, tb)
+	ca, cb := open(t, ma, PluginServiceConn), open(t, mb, PluginServiceConn)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ma.Close()
+	defer mb.Close()
+	wg.Go(func() {
+		buf := make([]byte, 1<<10)
+		for {
+			if _, err := io.ReadFull(cb, buf); err != nil {
+				return
+			}
+			if _, err := cb.Write(buf); err != nil {
+				return
+			}
+		}
+	})
+	payload, buf := make([]byte, 1<<10), make([]byte, 1<<10)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := ca.Write(payload); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(ca, buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1 {
+		t.Errorf("a round trip allocates %.1f times, want at most 1", allocs)
+	}
+}
+
 func TestFramePool(t *testing.T) {
 	for _, n := range []int{1, 511, 512, 513, 1000, 1 << 12, 65535, maxPooledFrame, maxPooledFrame + 1, 1 << 20} {
 		b := getFrame(n)

@@ -251,6 +251,9 @@ type Mux struct {
 	trunkDL time.Time // the write deadline last set on the trunk
 	whdr    [HeaderSize]byte
 	wbufs   [2][]byte
+	// wvec is wbufs as the net.Buffers of one write: a field, so that
+	// writing it (WriteTo takes its address) does not allocate.
+	wvec net.Buffers
 }
 
 // New wraps trunk in a Mux and starts its reader goroutine. The Mux takes
@@ -597,8 +600,8 @@ func (m *Mux) writeFrame(id ConnID, payload []byte, dl time.Time, slack time.Dur
 	binary.BigEndian.PutUint32(m.whdr[0:4], uint32(id))
 	binary.BigEndian.PutUint32(m.whdr[4:8], uint32(len(payload)))
 	m.wbufs[0], m.wbufs[1] = m.whdr[:], payload
-	bufs := net.Buffers(m.wbufs[:])
-	_, err := bufs.WriteTo(m.trunk)
-	m.wbufs[0], m.wbufs[1] = nil, nil
+	m.wvec = m.wbufs[:]
+	_, err := m.wvec.WriteTo(m.trunk)
+	m.wbufs[0], m.wbufs[1], m.wvec = nil, nil, nil
 	return err
 }

@@ -3,6 +3,7 @@ package mux
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // Frame payload buffers up to maxPooledFrame bytes are recycled through
@@ -15,6 +16,9 @@ const (
 	maxPooledFrame      = 1 << maxPooledFrameShift // 64 KiB
 )
 
+// framePools hold, per class, the first byte of each buffer (a pointer
+// fits in an interface without an allocation, a slice does not); the
+// class gives the capacity back.
 var framePools [maxPooledFrameShift - minPooledFrameShift + 1]sync.Pool
 
 // poolClass returns the pool index for a buffer of n bytes (n <= maxPooledFrame).
@@ -31,8 +35,8 @@ func getFrame(n int) []byte {
 		return make([]byte, n)
 	}
 	class := poolClass(n)
-	if p, ok := framePools[class].Get().(*[]byte); ok {
-		return (*p)[:n]
+	if p, ok := framePools[class].Get().(*byte); ok {
+		return unsafe.Slice(p, 1<<(class+minPooledFrameShift))[:n]
 	}
 	return make([]byte, n, 1<<(class+minPooledFrameShift))
 }
@@ -44,6 +48,5 @@ func putFrame(b []byte) {
 	if c > maxPooledFrame || c < 1<<minPooledFrameShift || c&(c-1) != 0 {
 		return
 	}
-	b = b[:c]
-	framePools[poolClass(c)].Put(&b)
+	framePools[poolClass(c)].Put(unsafe.SliceData(b))
 }
