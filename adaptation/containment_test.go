@@ -302,7 +302,9 @@ func TestValidatorAnswerTooLarge(t *testing.T) {
 // the request to the next plugin too large to send, the error names the
 // plugin whose answer made it so, not the next one.
 func TestMergedRequestTooLarge(t *testing.T) {
-	a, _ := newContainmentRuntime(t, WithMaxAnswerSize(MaxMessageSize))
+	// A 1 MiB answer under -race on a busy machine took over the default
+	// 2 s once: the bound here is the size, not the time.
+	a, _ := newContainmentRuntime(t, WithMaxAnswerSize(MaxMessageSize), WithRequestTimeout(scaled(20*time.Second)))
 	pusher := &sizedAdjuster{size: MaxMessageSize - 8<<10}
 	connected := connectInProcess(t, a, pusher, stub.WithPluginName("pusher"), stub.WithPluginIdx("10"))
 	must(t, <-connected)
