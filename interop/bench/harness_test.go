@@ -337,9 +337,12 @@ func startCPU(dir string, plugins []pluginSpec) *cpuMeter {
 			m.pids = append(m.pids, pid)
 		}
 	}
-	m.self, m.plugin = workload.SelfCPUTime(), m.pluginCPU()
+	m.restart()
 	return m
 }
+
+// restart starts the measurement again from now.
+func (m *cpuMeter) restart() { m.self, m.plugin = workload.SelfCPUTime(), m.pluginCPU() }
 
 func (m *cpuMeter) pluginCPU() time.Duration {
 	var sum time.Duration

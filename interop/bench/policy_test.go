@@ -65,7 +65,7 @@ func benchPolicies(b *testing.B, t *table, rounds int) {
 			r, dir := startRuntime(b, c, envPlugins(n))
 			b.Run(t.inRound(name), func(b *testing.B) {
 				m := startCPU(dir, envPlugins(n))
-				s := benchCreate(b, r, n, 1) // fails unless all n variables are merged
+				s := benchCreate(b, r, n, 1, m.restart) // fails unless all n variables are merged
 				recordCPU(b, t, c.name, scen, m)
 				t.record(b, c.name, scen, "p50", micros, ns(s.p50))
 				t.record(b, c.name, scen, "p99", micros, ns(s.p99))

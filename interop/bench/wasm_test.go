@@ -141,8 +141,8 @@ func benchWASM(b *testing.B, t *table, impls []impl, rounds int) {
 			}
 			r := startWASM(b, im, c.g.module, c.n)
 			b.Run(t.inRound(name), func(b *testing.B) {
-				cpu0 := workload.SelfCPUTime()
-				s := benchCreate(b, r, c.n, 1)
+				var cpu0 time.Duration
+				s := benchCreate(b, r, c.n, 1, func() { cpu0 = workload.SelfCPUTime() })
 				t.record(b, im.name, c.g.scen, "p50", micros, ns(s.p50))
 				t.record(b, im.name, c.g.scen, "p99", micros, ns(s.p99))
 				t.record(b, im.name, c.g.scen, "allocs/call", count, s.allocs)
