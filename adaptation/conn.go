@@ -114,7 +114,7 @@ func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 	if enc != nil {
 		err = e.callPayload(ctx, m.name, enc, rsp)
 	} else {
-		err = e.callEncoded(ctx, m.name, req, rsp)
+		err = e.client.Call(ctx, api.PluginServiceName, m.name, req, rsp)
 	}
 	// ttrpc copied the encoding into its message before sending it.
 	buf.free()
@@ -135,7 +135,7 @@ func (e *connEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequ
 }
 
 // callEncoded calls method with req. A request that holds nothing but
-// unknown fields (a carrier, a part of encodedSyncParts) is its own
+// unknown fields (a part of encodedSyncParts) is its own
 // encoding: those bytes are sent as they are (callPayload). Another
 // request is encoded by ttrpc.
 func (e *connEndpoint) callEncoded(ctx context.Context, method string, req, rsp proto.Message) error {

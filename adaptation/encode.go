@@ -278,16 +278,6 @@ func (eb *encodeBuf) free() {
 	encodeBufs.Put(eb)
 }
 
-// carrier returns a message that marshals to buf: an empty message with
-// buf as its unknown fields, which proto.Marshal (and so ttrpc) copies to
-// the wire as they are. It is how a connection hands its ttrpc client
-// bytes it encoded itself; it never leaves the connection.
-func carrier(buf []byte) proto.Message {
-	m := &api.Empty{}
-	m.ProtoReflect().SetUnknown(buf)
-	return m
-}
-
 // appendField appends m as field num of a message (tag, length, bytes)
 // to b, to be sent in place of a message with m in that field (see
 // shared.wire); n is encodedSize(m), computed just before (m unchanged

@@ -199,13 +199,13 @@ func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 	if err != nil {
 		return nil, err
 	}
-	msg := req
-	if enc != nil {
-		msg = carrier(enc)
-	}
 	rsp := m.answer.New().Interface()
-	err = e.mod.CallMessage(ctx, m.wasm, msg, rsp)
-	// CallMessage encoded msg (copied enc) before calling the module.
+	if enc != nil {
+		err = e.mod.CallEncoded(ctx, m.wasm, enc, rsp)
+	} else {
+		err = e.mod.CallMessage(ctx, m.wasm, req, rsp)
+	}
+	// The request's bytes were copied into the guest's memory.
 	buf.free()
 	if err != nil {
 		return nil, err

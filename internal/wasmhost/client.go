@@ -42,7 +42,14 @@ func (p *Plugin) CallMessage(ctx context.Context, fn string, req, rsp proto.Mess
 	if err != nil {
 		return fmt.Errorf("wasmhost: encoding the %s request: %w", fn, err)
 	}
-	out, err := p.Call(ctx, fn, buf)
+	return p.CallEncoded(ctx, fn, buf, rsp)
+}
+
+// CallEncoded is [Plugin.CallMessage] with the request already encoded:
+// req is copied into the guest's memory and not used once CallEncoded
+// has returned.
+func (p *Plugin) CallEncoded(ctx context.Context, fn string, req []byte, rsp proto.Message) error {
+	out, err := p.Call(ctx, fn, req)
 	if err != nil {
 		return err
 	}
