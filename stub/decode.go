@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/fastdecode"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,8 +19,16 @@ import (
 // message. ttrpc hands handlers a function that decodes the request, not
 // its bytes, so the bytes are taken through a capture message (see
 // fastdecode.NewCapture).
+//
+// A SynchronizeRequest is only captured, and its more field read: its
+// pods and containers are decoded by the dispatcher (see syncparts.go),
+// to which the interceptor hands the decoding through the context.
 func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, _ *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
-	return method(ctx, func(obj any) error {
+	part := &deferredPart{}
+	return method(withDeferredPart(ctx, part), func(obj any) error {
+		if x, ok := obj.(*api.SynchronizeRequest); ok && x != nil {
+			return captureSynchronize(unmarshal, x, part)
+		}
 		m, ok := obj.(proto.Message)
 		if !ok {
 			return unmarshal(obj)
@@ -37,6 +46,27 @@ func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, _ *ttrpc.Una
 		}
 		return nil
 	})
+}
+
+// captureSynchronize captures the bytes of a SynchronizeRequest into x and
+// sets x.More; part.decode then decodes the rest into x. If the bytes are
+// malformed at the top level they are decoded at once, to fail as ttrpc
+// reports a request it cannot decode.
+func captureSynchronize(unmarshal ttrpc.Unmarshaler, x *api.SynchronizeRequest, part *deferredPart) error {
+	capture, more, finish := fastdecode.CaptureSynchronize(x)
+	if err := unmarshal(capture); err != nil {
+		return err
+	}
+	m, err := more()
+	if err != nil {
+		if ferr := finish(); ferr != nil {
+			err = ferr // the decoder's error says more
+		}
+		return decodeStatus(err)
+	}
+	x.More = m
+	part.decode = finish
+	return nil
 }
 
 // serverOptions returns the ttrpc server options of a session: the

@@ -112,8 +112,16 @@
 // is logged with its duration; the runtime has given up on it by then.
 //
 // Synchronize requests that the runtime splits into several parts are
-// collected: intermediate parts are answered at once, and the handler is
-// called once, with all pods and containers, on the last part.
+// collected: intermediate parts are answered at once, before they are
+// decoded (the stub decodes them while the runtime sends the next), and
+// the handler is called once, with all pods and containers in the order
+// the runtime sent them, on the last part, when every part is decoded. A
+// part that cannot be decoded fails the answer to the last part. The
+// strings of the snapshot's pods and containers share the bytes of the
+// part they came in (a part is at most a few megabytes; see the runtime's
+// MaxSyncMessageSize): a plugin that keeps a few strings of a large
+// snapshot for long, and wants the rest of it freed, should keep copies
+// (strings.Clone).
 //
 // # Extensions
 //

@@ -28,6 +28,9 @@ type dispatcher struct {
 	// on and restored when the last part arrives (nil for builtins); see
 	// WithSyncGCPercent.
 	gc *syncGC
+	// parts are the parts of a split Synchronize request that came
+	// before the last.
+	parts syncParts
 }
 
 var _ api.PluginService = (*dispatcher)(nil)
@@ -60,15 +63,39 @@ func (d *dispatcher) Configure(ctx context.Context, req *api.ConfigureRequest) (
 // Synchronize implements [api.PluginService]: a snapshot the runtime had
 // to split is large, so the garbage collector is relaxed from its first
 // part until every part is decoded (the last arrived), before the
-// session hands the snapshot to the handler.
+// session hands the snapshot to the handler. A part with more set is
+// answered at once and decoded while the runtime sends the next (see
+// syncparts.go).
 func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
 	if d.onSynchronize != nil {
 		d.onSynchronize()
 	}
+	decode := deferredPartOf(ctx)
 	if req.GetMore() {
 		d.gc.begin()
-	} else {
-		d.gc.end()
+		d.parts.add(req, decode)
+		return &api.SynchronizeResponse{More: true}, nil
+	}
+	parts := d.parts.take()
+	err := waitParts(ctx, parts)
+	if err == nil && decode != nil {
+		if derr := decode(); derr != nil {
+			err = decodeStatus(derr)
+			if len(parts) > 0 {
+				err = decodeStatus(fmt.Errorf("part %d of %d: %w", len(parts)+1, len(parts)+1, derr))
+			}
+		}
+	}
+	for _, p := range parts {
+		if err != nil {
+			break
+		}
+		_, err = d.Session.Synchronize(ctx, p.req) // collected: more is set
+	}
+	d.gc.end()
+	if err != nil {
+		d.Session.DropSynchronize()
+		return nil, err
 	}
 	return d.Session.Synchronize(ctx, req)
 }

@@ -110,14 +110,23 @@ func leanFull(m proto.Message) []byte {
 // are not proto.Equal, or a result that aliases the input (which is
 // overwritten after dec returns). "" means they agree.
 func diffDecode(typ proto.Message, b []byte, dec func([]byte, proto.Message) error) string {
+	return diffDecodeRetaining(typ, b, dec, false)
+}
+
+// diffDecodeRetaining is diffDecode for a decoder that, with retains,
+// may keep the bytes it decodes (NewCapture's SynchronizeRequest): they
+// are not overwritten before the comparison.
+func diffDecodeRetaining(typ proto.Message, b []byte, dec func([]byte, proto.Message) error, retains bool) string {
 	want := newOf(typ)
 	werr := proto.Unmarshal(b, want)
 
 	in := bytes.Clone(b)
 	got := prefilled(typ)
 	gerr := dec(in, got)
-	for i := range in {
-		in[i] = 0xA5
+	if !retains {
+		for i := range in {
+			in[i] = 0xA5
+		}
 	}
 	switch {
 	case (werr == nil) != (gerr == nil):

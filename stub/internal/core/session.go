@@ -151,6 +151,15 @@ func (s *Session) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 	return rsp, nil
 }
 
+// DropSynchronize forgets the parts of a split Synchronize request
+// collected so far: the request failed (a part could not be decoded), and
+// a runtime that synchronizes again starts from its first part.
+func (s *Session) DropSynchronize() {
+	s.syncMu.Lock()
+	s.syncPods, s.syncCtrs = nil, nil
+	s.syncMu.Unlock()
+}
+
 // Shutdown calls the plugin's Shutdown handler.
 func (s *Session) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error) {
 	if h := s.p.h.Shutdown; h != nil {
