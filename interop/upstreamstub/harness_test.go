@@ -139,6 +139,20 @@ func (r *runtime) awaitUpdates(n int) [][]*api.ContainerUpdate {
 	return out
 }
 
+// awaitRecord waits until the plugin fullName has recorded a request
+// named event (for an unsolicited update: once it has the runtime's
+// answer), so that stopping the runtime cannot cut that request short.
+func (r *runtime) awaitRecord(fullName, event string) {
+	r.T.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for len(record.Filter(r.recordsOf(fullName), event)) == 0 {
+		if time.Now().After(deadline) {
+			r.T.Fatalf("plugin %s recorded no %s within %v", fullName, event, hangGuard)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // records reads the records of the plugin fullName.
 func (r *runtime) recordsOf(fullName string) []record.Record {
 	r.T.Helper()

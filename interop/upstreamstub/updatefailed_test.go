@@ -22,6 +22,9 @@ func TestUnsolicitedUpdateFailed(t *testing.T) {
 	r.Install(pluginBin, full, "-mode", string(behavior.Observe), "-unsolicited")
 	r.start()
 	r.awaitUpdates(2) // the answer to Synchronize and the unsolicited update
+	// The runtime has failed the update; the plugin gets the answer a
+	// moment later, and stopping before that would leave it "ttrpc: closed".
+	r.awaitRecord(full, "UpdateContainers")
 	r.stop()
 
 	u, ok := lifecycle.One(t, r.recordsOf(full), "UpdateContainers")
