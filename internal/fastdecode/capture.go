@@ -22,7 +22,7 @@ import (
 // is (a copy made for the request when ttrpc decodes its envelope). For
 // a SynchronizeRequest finish goes further: the hand-decoded strings of
 // its pods and containers point into those bytes instead of being
-// copied (UnmarshalOptions.owned), so the bytes must stay unchanged for
+// copied (UnmarshalOptions.OwnedInput), so the bytes must stay unchanged for
 // as long as m or any string taken from it is in use, and a string kept
 // from the snapshot keeps the whole request's bytes alive (a Synchronize
 // part is at most a few megabytes; see the stub's Synchronize
@@ -48,7 +48,7 @@ func NewCapture(m proto.Message) (capture proto.Message, finish func() error) {
 // valid encoding at the top level; finish then fails too.
 func CaptureSynchronize(x *api.SynchronizeRequest) (capture proto.Message, more func() (bool, error), finish func() error) {
 	c := newCaptured()
-	o := UnmarshalOptions{owned: true}
+	o := UnmarshalOptions{OwnedInput: true}
 	return c, func() (bool, error) { return synchronizeMore(c.buf) },
 		func() error { return o.Unmarshal(c.buf, x) }
 }

@@ -23,7 +23,7 @@
 // copied raw, tag included, into a per-message buffer that is merged into
 // the message at the end with proto.UnmarshalOptions{Merge: true}. Decoded
 // strings are copies: nothing in m aliases b, which the caller may reuse
-// (NewCapture's Synchronize is the exception, see UnmarshalOptions.owned).
+// (unless UnmarshalOptions.OwnedInput says b is the decoder's to keep).
 //
 // Hand-decoded fields:
 //   - PodSandbox: id, name, uid, namespace, labels, annotations,
@@ -86,13 +86,13 @@ type UnmarshalOptions struct {
 	// the same.
 	TrustUTF8 bool
 
-	// owned says the decoded bytes are the decoder's alone and never
-	// change afterwards (a capture's exact copy of one pod or container,
-	// see finishSynchronize): the hand-decoded strings then point into
-	// them rather than being copied, one allocation per object instead of
-	// one per string. The strings keep the object's bytes alive, about
-	// the size of the strings themselves.
-	owned bool
+	// OwnedInput says the bytes to decode are the decoder's to keep: no
+	// one writes to them again, ever (a capture of ttrpc's payload, see
+	// NewCapture; a WebAssembly guest's request buffer, which the host
+	// frees and never touches again). The hand-decoded strings then point
+	// into them rather than being copied: one allocation per string
+	// fewer. A string kept from the result keeps all of the bytes alive.
+	OwnedInput bool
 }
 
 // Unmarshal decodes b into m as the package-level [Unmarshal] does, with
@@ -223,10 +223,10 @@ func (o UnmarshalOptions) consumeString(b []byte) (string, int, error) {
 	return o.str(v), n, nil
 }
 
-// str returns v as a string: a copy, or with owned the bytes themselves
-// (never written to again, see UnmarshalOptions.owned).
+// str returns v as a string: a copy, or with OwnedInput the bytes themselves
+// (never written to again, see UnmarshalOptions.OwnedInput).
 func (o UnmarshalOptions) str(v []byte) string {
-	if o.owned && len(v) > 0 {
+	if o.OwnedInput && len(v) > 0 {
 		return unsafe.String(unsafe.SliceData(v), len(v))
 	}
 	return string(v)

@@ -37,16 +37,26 @@ func BenchmarkHandle(b *testing.B) {
 	if _, err := g.Handle(FuncConfigure, nil); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(req)))
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := g.Handle(FuncCreateContainer, req)
-		if err != nil {
-			b.Fatal(err)
+	// "copies" is Handle, "owned" the export path, where the request's
+	// buffer is the guest's and the strings point into it.
+	for _, owned := range []bool{false, true} {
+		name := "copies"
+		if owned {
+			name = "owned"
 		}
-		if len(out) == 0 {
-			b.Fatal("empty response")
-		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(req)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := g.handle(FuncCreateContainer, req, owned)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(out) == 0 {
+					b.Fatal("empty response")
+				}
+			}
+		})
 	}
 	// The response must carry the adjustment.
 	out, _ := g.Handle(FuncCreateContainer, req)

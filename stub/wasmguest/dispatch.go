@@ -13,53 +13,53 @@ import (
 
 // dispatch decodes the request of the export fn and hands it to the
 // session's method serving it.
-func (g *Guest) dispatch(ctx context.Context, fn string, b []byte) (proto.Message, error) {
+func (g *Guest) dispatch(ctx context.Context, fn string, b []byte, owned bool) (proto.Message, error) {
 	s := g.s
 	switch fn {
 	case FuncConfigure:
-		return serve(ctx, s, fn, b, &api.ConfigureRequest{}, (*pcore.Session).Configure)
+		return serve(ctx, s, fn, b, owned, &api.ConfigureRequest{}, (*pcore.Session).Configure)
 	case FuncSynchronize:
-		return serve(ctx, s, fn, b, &api.SynchronizeRequest{}, (*pcore.Session).Synchronize)
+		return serve(ctx, s, fn, b, owned, &api.SynchronizeRequest{}, (*pcore.Session).Synchronize)
 	case FuncShutdown:
-		return serve(ctx, s, fn, b, &api.Empty{}, (*pcore.Session).Shutdown)
+		return serve(ctx, s, fn, b, owned, &api.Empty{}, (*pcore.Session).Shutdown)
 	case FuncStateChange:
-		return serve(ctx, s, fn, b, &api.StateChangeEvent{}, (*pcore.Session).StateChange)
+		return serve(ctx, s, fn, b, owned, &api.StateChangeEvent{}, (*pcore.Session).StateChange)
 	case FuncRunPod:
-		return serve(ctx, s, fn, b, &api.RunPodSandboxRequest{}, (*pcore.Session).RunPodSandbox)
+		return serve(ctx, s, fn, b, owned, &api.RunPodSandboxRequest{}, (*pcore.Session).RunPodSandbox)
 	case FuncUpdatePod:
-		return serve(ctx, s, fn, b, &api.UpdatePodSandboxRequest{}, (*pcore.Session).UpdatePodSandbox)
+		return serve(ctx, s, fn, b, owned, &api.UpdatePodSandboxRequest{}, (*pcore.Session).UpdatePodSandbox)
 	case FuncPostUpdatePod:
-		return serve(ctx, s, fn, b, &api.PostUpdatePodSandboxRequest{}, (*pcore.Session).PostUpdatePodSandbox)
+		return serve(ctx, s, fn, b, owned, &api.PostUpdatePodSandboxRequest{}, (*pcore.Session).PostUpdatePodSandbox)
 	case FuncStopPod:
-		return serve(ctx, s, fn, b, &api.StopPodSandboxRequest{}, (*pcore.Session).StopPodSandbox)
+		return serve(ctx, s, fn, b, owned, &api.StopPodSandboxRequest{}, (*pcore.Session).StopPodSandbox)
 	case FuncRemovePod:
-		return serve(ctx, s, fn, b, &api.RemovePodSandboxRequest{}, (*pcore.Session).RemovePodSandbox)
+		return serve(ctx, s, fn, b, owned, &api.RemovePodSandboxRequest{}, (*pcore.Session).RemovePodSandbox)
 	case FuncCreateContainer:
-		return serve(ctx, s, fn, b, &api.CreateContainerRequest{}, (*pcore.Session).CreateContainer)
+		return serve(ctx, s, fn, b, owned, &api.CreateContainerRequest{}, (*pcore.Session).CreateContainer)
 	case FuncPostCreate:
-		return serve(ctx, s, fn, b, &api.PostCreateContainerRequest{}, (*pcore.Session).PostCreateContainer)
+		return serve(ctx, s, fn, b, owned, &api.PostCreateContainerRequest{}, (*pcore.Session).PostCreateContainer)
 	case FuncStartContainer:
-		return serve(ctx, s, fn, b, &api.StartContainerRequest{}, (*pcore.Session).StartContainer)
+		return serve(ctx, s, fn, b, owned, &api.StartContainerRequest{}, (*pcore.Session).StartContainer)
 	case FuncPostStart:
-		return serve(ctx, s, fn, b, &api.PostStartContainerRequest{}, (*pcore.Session).PostStartContainer)
+		return serve(ctx, s, fn, b, owned, &api.PostStartContainerRequest{}, (*pcore.Session).PostStartContainer)
 	case FuncUpdateContainer:
-		return serve(ctx, s, fn, b, &api.UpdateContainerRequest{}, (*pcore.Session).UpdateContainer)
+		return serve(ctx, s, fn, b, owned, &api.UpdateContainerRequest{}, (*pcore.Session).UpdateContainer)
 	case FuncPostUpdate:
-		return serve(ctx, s, fn, b, &api.PostUpdateContainerRequest{}, (*pcore.Session).PostUpdateContainer)
+		return serve(ctx, s, fn, b, owned, &api.PostUpdateContainerRequest{}, (*pcore.Session).PostUpdateContainer)
 	case FuncStopContainer:
-		return serve(ctx, s, fn, b, &api.StopContainerRequest{}, (*pcore.Session).StopContainer)
+		return serve(ctx, s, fn, b, owned, &api.StopContainerRequest{}, (*pcore.Session).StopContainer)
 	case FuncRemoveContainer:
-		return serve(ctx, s, fn, b, &api.RemoveContainerRequest{}, (*pcore.Session).RemoveContainer)
+		return serve(ctx, s, fn, b, owned, &api.RemoveContainerRequest{}, (*pcore.Session).RemoveContainer)
 	case FuncValidate:
-		return serve(ctx, s, fn, b, &api.ValidateContainerAdjustmentRequest{}, (*pcore.Session).ValidateContainerAdjustment)
+		return serve(ctx, s, fn, b, owned, &api.ValidateContainerAdjustmentRequest{}, (*pcore.Session).ValidateContainerAdjustment)
 	}
 	return nil, fmt.Errorf("wasmguest: unknown function %q", fn)
 }
 
 // serve decodes b into req and calls the session's method m with it.
-func serve[Req, Rsp proto.Message](ctx context.Context, s *pcore.Session, fn string, b []byte, req Req,
+func serve[Req, Rsp proto.Message](ctx context.Context, s *pcore.Session, fn string, b []byte, owned bool, req Req,
 	m func(*pcore.Session, context.Context, Req) (Rsp, error)) (proto.Message, error) {
-	if err := decode(fn, b, req); err != nil {
+	if err := decode(fn, b, owned, req); err != nil {
 		return nil, err
 	}
 	rsp, err := m(s, ctx, req)
@@ -75,9 +75,12 @@ func serve[Req, Rsp proto.Message](ctx context.Context, s *pcore.Session, fn str
 // for UTF-8: the requests come from the runtime's encoder, which checks
 // (protobuf-go's Marshal does), and in a guest every loop iteration costs
 // an exit to the host (wazero's check for a stopped call), so checking the
-// strings again would cost ~15% of a CreateContainer call.
-func decode(fn string, b []byte, m proto.Message) error {
-	if err := (fastdecode.UnmarshalOptions{TrustUTF8: true}).Unmarshal(b, m); err != nil {
+// strings again would cost ~15% of a CreateContainer call. With owned, b
+// is the guest's to keep and the strings point into it: in a guest an
+// allocation is dear (a CreateContainer request of 2.4 KB has about 150
+// strings), and a string a handler keeps keeps the request's buffer.
+func decode(fn string, b []byte, owned bool, m proto.Message) error {
+	if err := (fastdecode.UnmarshalOptions{TrustUTF8: true, OwnedInput: owned}).Unmarshal(b, m); err != nil {
 		return fmt.Errorf("wasmguest: decoding the %s request: %w", fn, err)
 	}
 	return nil

@@ -60,6 +60,14 @@
 //     stub enforces it: a scope on container annotations is decided at a
 //     container's creation and remembered until its removal.
 //
+// The strings of the pods and containers a handler is given point into
+// the buffer the host wrote the request to (the guest's own, which the
+// host frees after the call and never touches again) instead of being
+// copied: in a guest an allocation is dear, and a CreateContainer request
+// has about 150 strings. A handler that keeps one of them keeps that
+// request's buffer (a few kilobytes) in the guest's memory; keep a copy
+// (strings.Clone) of what is kept for long.
+//
 // [Log] writes to the host's log through the env.log import, where the
 // guest's own diagnostics go too; stdout and stderr reach the log of
 // nrikit's runtime (upstream's discards them).

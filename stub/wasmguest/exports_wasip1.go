@@ -115,7 +115,9 @@ func answer(fn string, ptr, size uint32) uint64 {
 		}
 		return reply([]byte(msg), true)
 	}
-	rsp, err := registered.Handle(fn, req)
+	// The host wrote req into a buffer it allocated with malloc and frees
+	// after the call, never touching it again: the guest's to keep.
+	rsp, err := registered.handle(fn, req, true)
 	if err != nil {
 		msg := err.Error()
 		if msg == "" {

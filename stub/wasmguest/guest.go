@@ -180,7 +180,14 @@ func (g *Guest) Implemented() api.EventMask { return g.s.Plugin().Implemented() 
 // call, or the error to answer with. A handler panic is recovered into an
 // error.
 func (g *Guest) Handle(fn string, req []byte) ([]byte, error) {
-	rsp, err := g.dispatch(context.Background(), fn, req)
+	return g.handle(fn, req, false)
+}
+
+// handle is Handle; with owned, req is the guest's to keep (a buffer the
+// host wrote and frees after the call, never touching it again), and the
+// decoded strings point into it instead of being copied (see decode).
+func (g *Guest) handle(fn string, req []byte, owned bool) ([]byte, error) {
+	rsp, err := g.dispatch(context.Background(), fn, req, owned)
 	if err != nil {
 		return nil, err
 	}
