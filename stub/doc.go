@@ -116,12 +116,7 @@
 // decoded (the stub decodes them while the runtime sends the next), and
 // the handler is called once, with all pods and containers in the order
 // the runtime sent them, on the last part, when every part is decoded. A
-// part that cannot be decoded fails the answer to the last part. The
-// strings of the snapshot's pods and containers share the bytes of the
-// part they came in (a part is at most a few megabytes; see the runtime's
-// MaxSyncMessageSize): a plugin that keeps a few strings of a large
-// snapshot for long, and wants the rest of it freed, should keep copies
-// (strings.Clone).
+// part that cannot be decoded fails the answer to the last part.
 //
 // # Extensions
 //
@@ -191,6 +186,14 @@
 // are decoded by a hand-written decoder that yields exactly what
 // proto.Unmarshal would, about 1.5x faster; it runs as a ttrpc server
 // interceptor chained after any the plugin sets with [WithTTRPCOptions].
+// The strings of the pods and containers a handler is given are not
+// copied out of the request: they share the bytes the request arrived in
+// (ttrpc's copy of it, which nothing changes), about 150 allocations fewer
+// for a typical CreateContainer. A string a plugin keeps therefore keeps
+// that request's bytes in memory: a few kilobytes for an event, up to a
+// Synchronize part of a few megabytes (see the runtime's
+// MaxSyncMessageSize). A plugin that keeps a few strings of many requests
+// for long should keep copies (strings.Clone).
 //
 // [NewBuiltin] performs the same dispatch in-process, for runtimes that
 // host plugins as Go values.

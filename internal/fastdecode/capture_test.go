@@ -24,12 +24,10 @@ func viaCapture(b []byte, m proto.Message) error {
 	return finish()
 }
 
-// diffCapture is diffDecode through the capture path. A captured
-// SynchronizeRequest keeps the bytes (its strings point into them), so
-// they are not overwritten for it; any other type must not keep them.
+// diffCapture is diffDecode through the capture path. A capture keeps the
+// bytes (the strings point into them), so they are not overwritten.
 func diffCapture(typ proto.Message, b []byte) string {
-	_, sync := typ.(*api.SynchronizeRequest)
-	return diffDecodeRetaining(typ, b, viaCapture, sync)
+	return diffDecodeRetaining(typ, b, viaCapture, true)
 }
 
 // TestCaptureDifferential runs every hand-built case and a round trip of
@@ -73,8 +71,8 @@ func within(s string, b []byte) bool {
 	return p >= lo && p < lo+uintptr(len(b))
 }
 
-// TestCaptureKeepsBytes: capturing copies nothing; a SynchronizeRequest's
-// strings point into the captured bytes, an event's do not.
+// TestCaptureKeepsBytes: capturing copies nothing, and the strings of a
+// SynchronizeRequest and of an event point into the captured bytes.
 func TestCaptureKeepsBytes(t *testing.T) {
 	pod := codecfixture.Pod(1)
 	sync := mustMarshal(&api.SynchronizeRequest{Pods: []*api.PodSandbox{pod},
@@ -106,8 +104,16 @@ func TestCaptureKeepsBytes(t *testing.T) {
 	if err := finish(); err != nil {
 		t.Fatal(err)
 	}
-	if y.GetContainer().GetId() == "" || within(y.Container.Id, event) || within(y.Pod.Name, event) {
-		t.Errorf("an event's strings point into the request's bytes (id %q), want copies", y.GetContainer().GetId())
+	if !within(y.GetContainer().GetId(), event) || !within(y.GetPod().GetName(), event) {
+		t.Errorf("a captured event's strings are copies (id %q), want them in the request's bytes", y.GetContainer().GetId())
+	}
+	// Through Unmarshal, whose caller may reuse its bytes, they are copies.
+	z := &api.CreateContainerRequest{}
+	if err := Unmarshal(event, z); err != nil {
+		t.Fatal(err)
+	}
+	if within(z.GetContainer().GetId(), event) {
+		t.Error("Unmarshal's strings point into its input")
 	}
 }
 
