@@ -23,10 +23,14 @@ import (
 // A SynchronizeRequest is only captured, and its more field read: its
 // pods and containers are decoded by the dispatcher (see syncparts.go),
 // to which the interceptor hands the decoding through the context.
-func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, _ *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
-	part := &deferredPart{}
-	return method(withDeferredPart(ctx, part), func(obj any) error {
-		if x, ok := obj.(*api.SynchronizeRequest); ok && x != nil {
+func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, info *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
+	var part *deferredPart // only Synchronize's context carries one: events pay nothing
+	if info != nil && info.FullMethod == synchronizeMethod {
+		part = &deferredPart{}
+		ctx = withDeferredPart(ctx, part)
+	}
+	return method(ctx, func(obj any) error {
+		if x, ok := obj.(*api.SynchronizeRequest); ok && x != nil && part != nil {
 			return captureSynchronize(unmarshal, x, part)
 		}
 		m, ok := obj.(proto.Message)
@@ -47,6 +51,9 @@ func fastDecoding(ctx context.Context, unmarshal ttrpc.Unmarshaler, _ *ttrpc.Una
 		return nil
 	})
 }
+
+// synchronizeMethod is the ttrpc method name of Synchronize requests.
+const synchronizeMethod = "/" + api.PluginServiceName + "/Synchronize"
 
 // captureSynchronize captures the bytes of a SynchronizeRequest into x and
 // sets x.More; part.decode then decodes the rest into x. If the bytes are

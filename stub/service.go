@@ -80,10 +80,10 @@ func (d *dispatcher) Synchronize(ctx context.Context, req *api.SynchronizeReques
 	err := waitParts(ctx, parts)
 	if err == nil && decode != nil {
 		if derr := decode(); derr != nil {
-			err = decodeStatus(derr)
 			if len(parts) > 0 {
-				err = decodeStatus(fmt.Errorf("part %d of %d: %w", len(parts)+1, len(parts)+1, derr))
+				derr = fmt.Errorf("part %d of %d: %w", len(parts)+1, len(parts)+1, derr)
 			}
+			err = decodeStatus(derr)
 		}
 	}
 	for _, p := range parts {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/proto"
 )
@@ -207,9 +208,10 @@ func TestFastDecodingDefersSynchronize(t *testing.T) {
 		t.Fatal(err)
 	}
 	unmarshal := func(obj any) error { return proto.Unmarshal(b, obj.(proto.Message)) }
+	syncInfo := &ttrpc.UnaryServerInfo{FullMethod: synchronizeMethod}
 	var got *api.SynchronizeRequest
 	var decode func() error
-	_, err = fastDecoding(context.Background(), unmarshal, nil, func(ctx context.Context, un func(any) error) (any, error) {
+	_, err = fastDecoding(context.Background(), unmarshal, syncInfo, func(ctx context.Context, un func(any) error) (any, error) {
 		got = &api.SynchronizeRequest{}
 		if err := un(got); err != nil {
 			return nil, err
@@ -234,7 +236,7 @@ func TestFastDecodingDefersSynchronize(t *testing.T) {
 	// Malformed at the top level: the interceptor fails at once.
 	bad := append(b[:len(b):len(b)], 0x1a, 0x05) // field 3, bytes, truncated
 	unmarshal = func(obj any) error { return proto.Unmarshal(bad, obj.(proto.Message)) }
-	_, err = fastDecoding(context.Background(), unmarshal, nil, func(_ context.Context, un func(any) error) (any, error) {
+	_, err = fastDecoding(context.Background(), unmarshal, syncInfo, func(_ context.Context, un func(any) error) (any, error) {
 		return nil, un(&api.SynchronizeRequest{})
 	})
 	if err == nil || !strings.Contains(err.Error(), "decoding SynchronizeRequest") {
