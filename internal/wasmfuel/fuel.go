@@ -32,6 +32,12 @@ const (
 	ImportName   = "refuel"
 )
 
+// Version numbers what [Instrument] writes. Runtimes keep instrumented
+// modules (in their compilation caches) under it, so a change to the
+// output for any module must increase it; TestInstrumentPinned fails
+// until it has.
+const Version = 1
+
 var header = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
 // Section ids.

@@ -3,7 +3,9 @@ package wasmfuel
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -257,5 +259,24 @@ func TestCheckCounts(t *testing.T) {
 	bad := append(append([]byte(nil), header...), 0x02, 0x0a, 0x80, 0x80, 0x80, 0x80, 0x08, 0, 0, 0, 0, 0)
 	if err := CheckCounts(bad); err == nil {
 		t.Error("huge import count accepted")
+	}
+}
+
+// instrumentedSum is the SHA-256 of testModule instrumented with a
+// budget of 1000, at Version 1.
+const instrumentedSum = "a6e26343b10e8e41e1277b0df9d70c5ecc54f7b33d32fd6fcf84465d6f11b758"
+
+// TestInstrumentPinned checks that Instrument writes what it wrote when
+// Version was last increased: runtimes keep instrumented modules under
+// Version, so a change to the output that leaves Version as it is would
+// leave them running modules instrumented the old way.
+func TestInstrumentPinned(t *testing.T) {
+	out, err := Instrument(testModule(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(out)); got != instrumentedSum || Version != 1 {
+		t.Errorf("Instrument's output changed (SHA-256 %s, pinned %s at Version 1; Version is %d): "+
+			"increase Version, then pin the new sum and Version here", got, instrumentedSum, Version)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -35,6 +36,9 @@ type Cache struct {
 	mem wazero.CompilationCache
 	// dir is the on-disk cache's directory, absolute, or "".
 	dir string
+	// settle is how long an entry must have been unchanged when hashed
+	// for its stamp to be sealed: stampSettle (tests shorten it).
+	settle time.Duration
 
 	mu      sync.Mutex
 	modules map[moduleKey]*sharedModule
@@ -83,7 +87,7 @@ type diskModule struct {
 // is created, with mode 0700, if missing. Its contents are specific to
 // the version of wazero.
 func NewCache(dir string) (*Cache, error) {
-	c := &Cache{modules: map[moduleKey]*sharedModule{}, disks: map[[sha256.Size]byte]*diskModule{}}
+	c := &Cache{modules: map[moduleKey]*sharedModule{}, disks: map[[sha256.Size]byte]*diskModule{}, settle: stampSettle}
 	if dir == "" {
 		c.mem = wazero.NewCompilationCache()
 		return c, nil
@@ -147,6 +151,15 @@ func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, fue
 // guest, testdata/compilecost) for the same CPU time.
 const compileWorkers = 2
 
+// instrumentedFile returns where, in a module's cache directory, the
+// module instrumented by internal/wasmfuel is kept (sealed with the
+// compiled entries): instrumenting a Go guest costs about 50 ms of a
+// start, reading it back a few. The name carries wasmfuel.Version and
+// the budget, so a process that instruments differently does not use it.
+func instrumentedFile() string {
+	return filepath.Join(ownSubdir, fmt.Sprintf("fuel-v%d-budget%d.wasm", wasmfuel.Version, fuelBudget))
+}
+
 // errCacheClosed is returned by a Cache used after Close.
 var errCacheClosed = errors.New("wasmhost: compilation cache closed")
 
@@ -159,7 +172,7 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		defer d.mu.Unlock()
 		if d.cc == nil {
 			dir := filepath.Join(c.dir, hex.EncodeToString(key.sum[:]))
-			d.seal = openSeal(log, dir, key.sum)
+			d.seal = openSeal(log, dir, key.sum, c.settle)
 			dc, err := wazero.NewCompilationCacheWithDir(dir)
 			if err != nil {
 				return fmt.Errorf("wasmhost: compilation cache %s: %w", dir, err)
@@ -178,10 +191,19 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 	if err != nil {
 		return err
 	}
+	kept := false // code is the instrumented module kept on disk
 	if key.fuel {
-		if code, err = wasmfuel.Instrument(code, fuelBudget); err != nil {
-			_ = r.Close(context.WithoutCancel(ctx))
-			return fmt.Errorf("wasmhost: instrumenting the module: %w", err)
+		if sm.disk != nil {
+			var b []byte
+			if b, kept = sm.disk.seal.readOwn(instrumentedFile()); kept {
+				code = b
+			}
+		}
+		if !kept {
+			if code, err = wasmfuel.Instrument(code, fuelBudget); err != nil {
+				_ = r.Close(context.WithoutCancel(ctx))
+				return fmt.Errorf("wasmhost: instrumenting the module: %w", err)
+			}
 		}
 	}
 	compiled, err := compileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), r, code)
@@ -190,6 +212,9 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		return err
 	}
 	if sm.disk != nil {
+		if key.fuel && !kept {
+			sm.disk.seal.keepOwn(log, instrumentedFile(), code)
+		}
 		sm.disk.seal.update(log)
 	}
 	c.mu.Lock()

@@ -34,12 +34,34 @@ import (
 // regular files) are deleted, so wazero compiles the module again. The
 // seal does not stop a user who can write the directory (they can write
 // a seal as well): the directory's checks (CheckCacheDir) do.
+//
+// Hashing a Go guest's entry (29 MB) costs 20 ms of every start, so an
+// entry's seal also records its stamp (fileStamp): an entry whose stamp
+// is the sealed one has not been written to or replaced since it was
+// hashed, and is not read again. The nrikit subdirectory (ownSubdir)
+// keeps what nrikit derives from the module, sealed the same way: the
+// module instrumented by internal/wasmfuel (see Cache.build).
 
 // sealName is the seal's file name in a module's cache directory.
 const sealName = "seal"
 
-// sealHeader starts a seal file.
-const sealHeader = "nrikit WASM compilation cache seal 1"
+// sealHeader starts a seal file; sealHeaderV1's (read, not written)
+// have no stamps.
+const (
+	sealHeader   = "nrikit WASM compilation cache seal 2"
+	sealHeaderV1 = "nrikit WASM compilation cache seal 1"
+)
+
+// ownSubdir is the subdirectory of a module's cache directory for what
+// nrikit keeps there: files named *.wasm (see Cache.build).
+const ownSubdir = "nrikit"
+
+// stampSettle is how long before it is hashed an entry must have last
+// changed for its stamp to be sealed: a write in the same tick of the
+// file system's clock as the content hashed would leave the change time
+// as it was. A fresh entry is hashed by the next process again, which
+// seals its stamp.
+const stampSettle = 2 * time.Second
 
 // maxSealSize caps a seal file (a line per entry).
 const maxSealSize = 1 << 20
@@ -47,6 +69,7 @@ const maxSealSize = 1 << 20
 // seal is a module's cache directory and its sealed entries.
 type seal struct {
 	dir     string
+	settle  time.Duration // see stampSettle
 	module  [sha256.Size]byte
 	entries map[string]sealedEntry // by path relative to dir
 }
@@ -56,12 +79,48 @@ type sealedEntry struct {
 	size  int64
 	sum   [sha256.Size]byte
 	mtime time.Time // when last checked, to see a change
+
+	// stamp, if stamped, is the entry's when it was hashed, settled
+	// (stampSettle).
+	stamp   fileStamp
+	stamped bool
+}
+
+// fileStamp is what a write to a file, or its replacement, changes: its
+// change time (which no user can set, and which a copy, a restore or a
+// rename gives the file anew), with its device, inode, size and
+// modification time.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds since the epoch
+}
+
+// String returns the stamp as the seal writes it.
+func (st fileStamp) String() string {
+	return fmt.Sprintf("%d:%d:%d:%d:%d", st.dev, st.ino, st.size, st.mtime, st.ctime)
+}
+
+// parseStamp parses what String returns.
+func parseStamp(s string) (fileStamp, bool) {
+	var st fileStamp
+	f := strings.Split(s, ":")
+	if len(f) != 5 {
+		return st, false
+	}
+	var err [5]error
+	st.dev, err[0] = strconv.ParseUint(f[0], 10, 64)
+	st.ino, err[1] = strconv.ParseUint(f[1], 10, 64)
+	st.size, err[2] = strconv.ParseInt(f[2], 10, 64)
+	st.mtime, err[3] = strconv.ParseInt(f[3], 10, 64)
+	st.ctime, err[4] = strconv.ParseInt(f[4], 10, 64)
+	return st, errors.Join(err[:]...) == nil
 }
 
 // openSeal reads the seal of dir, the cache directory of module, and
 // deletes the entries that do not match it, logging why.
-func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte) *seal {
-	s := &seal{dir: dir, module: module, entries: map[string]sealedEntry{}}
+func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte, settle time.Duration) *seal {
+	s := &seal{dir: dir, module: module, entries: map[string]sealedEntry{}, settle: settle}
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -76,6 +135,7 @@ func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte) *seal {
 	}
 	recorded, reason := readSeal(filepath.Join(dir, sealName), module)
 	var discarded []string
+	stamped := false // an entry's stamp was learned: write the seal
 	for _, e := range listEntries(dir) {
 		why := ""
 		switch rec, ok := recorded[e.rel]; {
@@ -85,15 +145,20 @@ func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte) *seal {
 			why = reason
 		case !ok:
 			why = "not in the seal"
+		case rec.stamped && rec.stamp == stampOrZero(e.info):
+			rec.mtime = e.info.ModTime()
+			s.entries[e.rel] = rec
+			continue
 		default:
-			sum, err := hashEntry(filepath.Join(dir, e.rel), e.info)
+			got, err := hashEntry(filepath.Join(dir, e.rel), e.info, settle)
 			switch {
 			case err != nil:
 				why = err.Error()
-			case sum != rec.sum || e.info.Size() != rec.size:
+			case got.sum != rec.sum || got.size != rec.size:
 				why = "does not match its seal"
 			default:
-				s.entries[e.rel] = sealedEntry{size: rec.size, sum: sum, mtime: e.info.ModTime()}
+				s.entries[e.rel] = got
+				stamped = stamped || got.stamped
 				continue
 			}
 		}
@@ -104,7 +169,19 @@ func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte) *seal {
 		log.Warn("WASM compilation cache: deleted entries not sealed for their module, it is compiled again",
 			"dir", dir, "entries", strings.Join(discarded, ", "))
 	}
+	if stamped && len(discarded) == 0 {
+		if err := s.write(); err != nil {
+			log.Debug("WASM compilation cache: cannot record the entries' stamps; the next process hashes them again", "dir", dir, "error", err)
+		}
+	}
 	return s
+}
+
+// stampOrZero returns fi's stamp, or the zero stamp (which no sealed
+// entry has) if the system gives none.
+func stampOrZero(fi fs.FileInfo) fileStamp {
+	st, _ := stampOf(fi)
+	return st
 }
 
 // readSeal returns the entries the seal file at path records for
@@ -123,7 +200,13 @@ func readSeal(path string, module [sha256.Size]byte) (map[string]sealedEntry, st
 		return nil, "seal unreadable: " + err.Error()
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	if !sc.Scan() || sc.Text() != sealHeader {
+	fields := 5 // entry SUM SIZE STAMP PATH
+	switch {
+	case !sc.Scan():
+		return nil, "seal of an unknown format"
+	case sc.Text() == sealHeaderV1:
+		fields = 4 // entry SUM SIZE PATH
+	case sc.Text() != sealHeader:
 		return nil, "seal of an unknown format"
 	}
 	if !sc.Scan() || sc.Text() != "module "+hex.EncodeToString(module[:]) {
@@ -131,11 +214,19 @@ func readSeal(path string, module [sha256.Size]byte) (map[string]sealedEntry, st
 	}
 	out := map[string]sealedEntry{}
 	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 4)
-		if len(f) != 4 || f[0] != "entry" {
+		f := strings.SplitN(sc.Text(), " ", fields)
+		if len(f) != fields || f[0] != "entry" {
 			return nil, "seal of an unknown format"
 		}
 		var e sealedEntry
+		if fields == 5 {
+			if f[3] != "-" {
+				if e.stamp, e.stamped = parseStamp(f[3]); !e.stamped {
+					return nil, "seal of an unknown format"
+				}
+			}
+			f = []string{f[0], f[1], f[2], f[4]}
+		}
 		sum, err := hex.DecodeString(f[1])
 		if err != nil || len(sum) != len(e.sum) {
 			return nil, "seal of an unknown format"
@@ -164,12 +255,12 @@ func (s *seal) update(log *slog.Logger) {
 		if old, ok := s.entries[e.rel]; ok && old.size == e.info.Size() && old.mtime.Equal(e.info.ModTime()) {
 			continue
 		}
-		sum, err := hashEntry(filepath.Join(s.dir, e.rel), e.info)
+		got, err := hashEntry(filepath.Join(s.dir, e.rel), e.info, s.settle)
 		if err != nil {
 			log.Warn("WASM compilation cache: cannot seal an entry", "entry", filepath.Join(s.dir, e.rel), "error", err)
 			continue
 		}
-		s.entries[e.rel] = sealedEntry{size: e.info.Size(), sum: sum, mtime: e.info.ModTime()}
+		s.entries[e.rel] = got
 		changed = true
 	}
 	for rel := range s.entries {
@@ -191,7 +282,11 @@ func (s *seal) write() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nmodule %s\n", sealHeader, hex.EncodeToString(s.module[:]))
 	for rel, e := range s.entries {
-		fmt.Fprintf(&b, "entry %s %d %s\n", hex.EncodeToString(e.sum[:]), e.size, rel)
+		stamp := "-"
+		if e.stamped {
+			stamp = e.stamp.String()
+		}
+		fmt.Fprintf(&b, "entry %s %d %s %s\n", hex.EncodeToString(e.sum[:]), e.size, stamp, rel)
 	}
 	f, err := os.CreateTemp(s.dir, sealName+".*.tmp")
 	if err != nil {
@@ -214,7 +309,8 @@ func (s *seal) write() error {
 }
 
 // cacheEntry is a file of a module's cache directory that wazero would
-// load: DIR/SUBDIR/KEY, KEY a hex SHA-256.
+// load, DIR/SUBDIR/KEY with KEY a hex SHA-256, or that nrikit keeps
+// there, DIR/nrikit/NAME.wasm (ownSubdir).
 type cacheEntry struct {
 	rel  string
 	info fs.FileInfo // from Lstat
@@ -235,7 +331,11 @@ func listEntries(dir string) []cacheEntry {
 		}
 		files, _ := os.ReadDir(filepath.Join(dir, sub.Name()))
 		for _, f := range files {
-			if k, err := hex.DecodeString(f.Name()); err != nil || len(k) != sha256.Size {
+			if sub.Name() == ownSubdir {
+				if !strings.HasSuffix(f.Name(), ".wasm") {
+					continue // temporary files
+				}
+			} else if k, err := hex.DecodeString(f.Name()); err != nil || len(k) != sha256.Size {
 				continue // wazero's temporary files, for one
 			}
 			rel := filepath.Join(sub.Name(), f.Name())
@@ -247,24 +347,83 @@ func listEntries(dir string) []cacheEntry {
 	return out
 }
 
-// hashEntry returns the SHA-256 of the entry at path, which must still
-// be the file info describes.
-func hashEntry(path string, info fs.FileInfo) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
+// hashEntry hashes the entry at path, which must still be the file info
+// describes, and returns it as sealed: with its stamp if it had not
+// changed for settle before it was read and did not change while read.
+func hashEntry(path string, info fs.FileInfo, settle time.Duration) (sealedEntry, error) {
+	var e sealedEntry
+	start := time.Now()
 	f, err := os.Open(path)
 	if err != nil {
-		return sum, err
+		return e, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, info) {
-		return sum, errors.New("replaced while read")
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, info) {
+		return e, errors.New("replaced while read")
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return sum, err
+	if e.size, err = io.Copy(h, f); err != nil {
+		return e, err
 	}
-	h.Sum(sum[:0])
-	return sum, nil
+	h.Sum(e.sum[:0])
+	e.mtime = fi.ModTime()
+	before, ok := stampOf(fi)
+	if after, err := f.Stat(); ok && err == nil && stampOrZero(after) == before &&
+		before.size == e.size && time.Unix(0, before.ctime).Before(start.Add(-settle)) {
+		e.stamp, e.stamped = before, true
+	}
+	return e, nil
+}
+
+// readOwn returns the file rel (under ownSubdir) if it is sealed and
+// still what was sealed: its stamp the sealed one, or its bytes of the
+// sealed SHA-256.
+func (s *seal) readOwn(rel string) ([]byte, bool) {
+	rec, ok := s.entries[rel]
+	if !ok {
+		return nil, false
+	}
+	f, fi, err := trustedfile.OpenRegular(filepath.Join(s.dir, rel), rec.size)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b, err := trustedfile.ReadAll(f, rec.size)
+	if err != nil || int64(len(b)) != rec.size {
+		return nil, false
+	}
+	if rec.stamped && stampOrZero(fi) == rec.stamp {
+		return b, true
+	}
+	return b, sha256.Sum256(b) == rec.sum
+}
+
+// keepOwn writes b to the file rel (under ownSubdir), replacing it; the
+// next update seals it. A file that cannot be written is logged: the
+// next process derives it again.
+func (s *seal) keepOwn(log *slog.Logger, rel string, b []byte) {
+	path := filepath.Join(s.dir, rel)
+	err := os.MkdirAll(filepath.Dir(path), 0o700)
+	var f *os.File
+	if err == nil {
+		f, err = os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	}
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}
+	if err != nil {
+		log.Warn("WASM compilation cache: cannot keep a file; the next process derives it again", "file", path, "error", err)
+	}
 }
 
 // kindOf names the type of a file.
