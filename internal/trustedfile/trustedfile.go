@@ -67,19 +67,35 @@ func open(path string, max int64, owned bool) (*os.File, fs.FileInfo, error) {
 
 // ReadAll reads f to its end, at most max bytes (max < 0: no limit); a
 // file that turns out longer (it grew after it was checked) is refused
-// with an [*Error].
+// with an [*Error]. The buffer is sized from f's size, so a file that
+// did not change is read into one allocation of its size (io.ReadAll
+// would grow a buffer from 512 bytes: for a module of 7.6 MB, 15
+// allocations and 15 MB copied).
 func ReadAll(f *os.File, max int64) ([]byte, error) {
-	if max < 0 {
-		return io.ReadAll(f)
+	size := int64(512)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		size = fi.Size()
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
+	if max >= 0 {
+		size = min(size, max)
 	}
-	if int64(len(b)) > max {
-		return nil, &Error{Path: f.Name(), Reason: fmt.Sprintf("longer than the limit of %d bytes", max)}
+	b := make([]byte, 0, size+1) // +1: the read that sees the end needs room
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if max >= 0 && int64(len(b)) > max {
+			return nil, &Error{Path: f.Name(), Reason: fmt.Sprintf("longer than the limit of %d bytes", max)}
+		}
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b, nil
 }
 
 // ReadFile reads the trusted file at path (see [Open]), at most max

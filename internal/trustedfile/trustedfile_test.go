@@ -224,3 +224,35 @@ func TestCheckDir(t *testing.T) {
 	_, err = CheckDir(file(t, dir, "file", "", 0o644))
 	refused(t, "CheckDir of a file", err, "/file", "a regular file, not a directory")
 }
+
+// TestReadAllOneAllocation checks that a file is read into a buffer of
+// its size: one allocation, whatever its length (io.ReadAll grows a
+// buffer from 512 bytes, some twenty allocations for a few MB), and that
+// the bytes are the file's, with or without a limit.
+func TestReadAllOneAllocation(t *testing.T) {
+	content := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	path := file(t, t.TempDir(), "big", content, 0o644)
+	opening := testing.AllocsPerRun(5, func() {
+		f, _, err := Open(path, -1)
+		must(t, err)
+		f.Close()
+	})
+	for _, max := range []int64{-1, int64(len(content)), 1 << 30} {
+		var b []byte
+		allocs := testing.AllocsPerRun(5, func() {
+			f, _, err := Open(path, max)
+			must(t, err)
+			defer f.Close()
+			b, err = ReadAll(f, max)
+			must(t, err)
+		}) - opening
+		if string(b) != content {
+			t.Fatalf("max %d: read %d bytes, not the file's %d", max, len(b), len(content))
+		}
+		// The buffer, ReadAll's Stat and the closure: 3; io.ReadAll's
+		// growing buffer took 25 for 1 MiB.
+		if allocs > 4 {
+			t.Errorf("max %d: %.0f allocations to read 1 MiB; want the buffer allocated once", max, allocs)
+		}
+	}
+}
