@@ -43,6 +43,8 @@ func (p *Plugin) Call(ctx context.Context, fn string, req []byte) ([]byte, error
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
+	p.mem.enter()
+	defer p.mem.exit()
 	p.setCallContext(ctx)
 	if p.inst == nil {
 		if err := p.renew(ctx, fn); err != nil {

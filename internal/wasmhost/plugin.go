@@ -46,6 +46,8 @@ type Plugin struct {
 	// callCtx is the context of the running call (or load), for the
 	// sleeps of a guest with FuelChecks, which wazero does not stop.
 	callCtx atomic.Pointer[context.Context]
+	// mem keeps the instances' memories mapped while they are used.
+	mem memGate
 }
 
 // instance is one instantiation of the module.
@@ -211,9 +213,11 @@ func checkExports(path string, m wazero.CompiledModule) error {
 
 // instantiate makes a fresh instance and checks its API version.
 func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {
+	p.mem.enter()
+	defer p.mem.exit()
 	// _initialize runs in InstantiateModule: its env.log calls find the
 	// plugin in the context.
-	mod, err := p.runtime.InstantiateModule(context.WithValue(ctx, callerKey{}, p), p.compiled, p.modCfg)
+	mod, err := p.runtime.InstantiateModule(p.mem.withAllocator(context.WithValue(ctx, callerKey{}, p)), p.compiled, p.modCfg)
 	if err != nil {
 		p.flush()
 		return nil, fmt.Errorf("wasmhost: instantiating %s: %w", p.name, err)

@@ -1,7 +1,7 @@
 // Command guest is the WASM plugin the wasmhost tests load, built with
 // stub/wasmguest. What it does in CreateContainer depends on the
 // container's name: "adjust" adds an environment variable, "loop" never
-// returns, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
+// returns, "scribble" writes to its memory without end, "sleep" sleeps for an hour, "panic" panics in a goroutine (which kills the guest's Go
 // runtime), "handler-panic" panics in the handler (recovered by
 // wasmguest), "alloc" allocates without limit, "fail" returns an error,
 // "print" writes to stdout and stderr and logs through env.log, "big-output"
@@ -32,6 +32,11 @@ func (p *plugin) Configure(_ context.Context, config, runtime, version string) (
 
 var sink [][]byte
 
+// scribbled is what "scribble" writes to: allocated while the guest
+// initialises, so that the call neither grows the memory nor asks the
+// host for the time (closing a module races with both in wazero).
+var scribbled = make([]byte, 1<<20)
+
 func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	switch ctr.GetName() {
 	case "loop":
@@ -45,6 +50,10 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		<-done
 	case "handler-panic":
 		panic("handler panicked on purpose")
+	case "scribble":
+		for i := 0; ; i++ {
+			scribbled[i%len(scribbled)]++
+		}
 	case "alloc":
 		for {
 			sink = append(sink, make([]byte, 1<<20))
