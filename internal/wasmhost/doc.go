@@ -23,7 +23,12 @@
 // Instances: a Plugin holds at most one instance and serves one call at
 // a time (NRI calls a plugin sequentially); a call waiting for another
 // waits at most until its context is done. The memory limit
-// ([Options.MemoryLimitPages]) applies to each instance. Plugins loaded
+// ([Options.MemoryLimitPages]) applies to each instance. On Linux an
+// instance's linear memory is a mapping of its own that reserves the
+// limit without using it and grows in place (linearmem_linux.go): wazero's
+// default, a Go slice, copies the whole memory each time it grows past
+// its capacity. A mapping that wazero frees while a call still runs (a
+// module closed under it) is unmapped once the call has returned. Plugins loaded
 // with the same [Cache] share the compiled form of identical modules (and
 // its wazero runtime); a plugin without one has its own.
 //
