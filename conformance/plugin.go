@@ -200,22 +200,36 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.sess, err = newPluginSession(conn, cfg.RequestTimeout)
-	if err != nil {
-		if c.proc != nil {
-			c.proc.kill()
-		}
-		return nil, err
-	}
-	c.plugin = c.sess.plugin
 	defer func() {
-		_ = c.sess.close()
+		if c.sess != nil {
+			_ = c.sess.close()
+		}
 		if c.proc != nil {
 			c.proc.kill()
 		}
 	}()
-	c.run(ctx)
+	if c.connect(conn) {
+		c.run(ctx)
+	}
 	return &c.rec.report, nil
+}
+
+// connect sets the checker's end of the NRI connection up on conn and
+// reports whether it could. Setting it up fails only when the multiplexer
+// has already ended: the plugin closed the socket or sent garbage before
+// the logical connections were open. That is the plugin's doing, as the
+// same close a moment later would be, so it fails CheckRegisters with the
+// reason a close after the setup gives instead of failing the check's
+// setup: a plugin that exits at once fails its checks whichever comes
+// first, its exit or the setup.
+func (c *pluginCheck) connect(conn net.Conn) bool {
+	sess, err := newPluginSession(conn, c.cfg.RequestTimeout)
+	if err != nil {
+		c.rec.fail(CheckRegisters, 0, "%s before RegisterPlugin", c.goneWith(err))
+		return false
+	}
+	c.sess, c.plugin = sess, sess.plugin
+	return true
 }
 
 // acceptFrom accepts one connection from l within d and closes l.
@@ -265,8 +279,14 @@ func (c *pluginCheck) gone() string {
 	if c.wasm != nil {
 		return c.wasm.gone()
 	}
+	return c.goneWith(c.sess.mux.Err())
+}
+
+// goneWith describes a connection that ended with err (nil if it was
+// closed cleanly) and, if the plugin process exits soon, how it exited.
+func (c *pluginCheck) goneWith(err error) string {
 	reason := "connection closed"
-	if err := c.sess.mux.Err(); err != nil {
+	if err != nil {
 		reason = "connection closed: " + err.Error()
 	}
 	if c.proc != nil && c.proc.waitExit(context.Background(), 500*time.Millisecond) {

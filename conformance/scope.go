@@ -278,11 +278,10 @@ func (c *pluginCheck) startAgain(ctx context.Context) (*pluginCheck, func(), err
 		return nil, nil, err
 	}
 	second.proc = proc
-	if second.sess, err = newPluginSession(conn, c.cfg.RequestTimeout); err != nil {
+	if !second.connect(conn) {
 		proc.kill()
-		return nil, nil, err
+		return nil, nil, errors.New(second.lastReason())
 	}
-	second.plugin = second.sess.plugin
 	stop := func() {
 		_ = second.sess.close()
 		proc.kill()
