@@ -1,7 +1,9 @@
 package adaptation
 
 import (
+	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +53,27 @@ func TestOutputLevel(t *testing.T) {
 	} {
 		if got := outputLevel(c.stream, []byte(c.line)); got != c.want {
 			t.Errorf("outputLevel(%s, %q) = %v, want %v", c.stream, c.line, got, c.want)
+		}
+	}
+}
+
+// TestClosingAtOnceReason: a plugin that closes its socket as soon as it
+// connects is reported as having closed its connection before registering,
+// whether the runtime's multiplexer reads the close before or after it has
+// opened its logical connections. The first order used to give the
+// transport's error instead ("plugin connection (pid 0) failed: listening
+// on connection 2: …"), and dropped a launched plugin's exit status and
+// output; it is rare, so the test connects many plugins.
+func TestClosingAtOnceReason(t *testing.T) {
+	rt := newTestRuntime(t, nil)
+	rt.start(t)
+	for i := range 300 {
+		rtEnd, plEnd := net.Pipe()
+		plEnd.Close() // the runtime's reads see EOF at once
+		err := rt.a.ServeConn(ctxT(t), rtEnd)
+		var early *earlyExit
+		if !errors.As(err, &early) || err.Error() != "plugin (pid 0) closed its connection before registering" {
+			t.Fatalf("plugin %d: ServeConn = %v, want the plugin closed its connection before registering", i, err)
 		}
 	}
 }

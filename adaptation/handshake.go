@@ -100,8 +100,17 @@ const exitWait = time.Second
 // how a launched plugin ended, with its last output ("plugin (pid 7)
 // exited with status 0 before registering; output: I quit").
 func (s *session) disconnected() error {
-	cause := s.ep.cause()
-	if v := s.ep.violation.Load(); v != nil || !peerClosed(cause) {
+	return s.endedEarly(s.ep.cause(), s.ep.violation.Load() != nil)
+}
+
+// endedEarly is disconnected for a connection that ended with cause;
+// violated tells that the runtime closed it for breaking a bound. It also
+// describes a connection the plugin closed before the runtime had set it
+// up (a plugin that quits at once may close its socket before the
+// runtime's multiplexer has opened its logical connections): the same
+// close a moment later gets the same reason.
+func (s *session) endedEarly(cause error, violated bool) error {
+	if violated || !peerClosed(cause) {
 		// The runtime closed the connection: the reason is its own.
 		return fmt.Errorf("plugin (pid %d) disconnected before registering: %w", s.pid, cause)
 	}

@@ -240,10 +240,18 @@ func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKi
 		}}
 	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
 	if err != nil {
+		// Setting the connection up fails only if it has ended already.
+		// A close by the plugin is described as a close after the set-up
+		// is (how the plugin exited, its output), before the process is
+		// terminated.
+		if peerClosed(err) {
+			err = s.endedEarly(err, false)
+		} else {
+			err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
+		}
 		if proc != nil {
 			proc.terminate()
 		}
-		err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
 		a.registrationLog(kind).Error("plugin registration failed", "kind", kind.String(), "pid", pid, "error", err)
 		return err
 	}
