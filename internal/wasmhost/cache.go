@@ -195,7 +195,7 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 	if key.fuel {
 		if sm.disk != nil {
 			var b []byte
-			if b, kept = sm.disk.seal.readOwn(instrumentedFile()); kept {
+			if b, kept = sm.disk.seal.readOwn(log, instrumentedFile()); kept {
 				code = b
 			}
 		}

@@ -40,7 +40,10 @@ import (
 // is the sealed one has not been written to or replaced since it was
 // hashed, and is not read again. The nrikit subdirectory (ownSubdir)
 // keeps what nrikit derives from the module, sealed the same way: the
-// module instrumented by internal/wasmfuel (see Cache.build).
+// module instrumented by internal/wasmfuel (see Cache.build). Such a file
+// is read whole when it is used, so one whose stamp is not the sealed one
+// is hashed then, as it is read (readOwn), not also when the seal is
+// opened.
 
 // sealName is the seal's file name in a module's cache directory.
 const sealName = "seal"
@@ -72,6 +75,10 @@ type seal struct {
 	settle  time.Duration // see stampSettle
 	module  [sha256.Size]byte
 	entries map[string]sealedEntry // by path relative to dir
+
+	// restamped tells that readOwn learned a stamp the seal file does
+	// not have yet (update writes it).
+	restamped bool
 }
 
 // sealedEntry is a sealed entry and what it looked like when checked.
@@ -84,6 +91,11 @@ type sealedEntry struct {
 	// (stampSettle).
 	stamp   fileStamp
 	stamped bool
+
+	// unchecked marks a file of nrikit's own (ownSubdir) that is sealed
+	// but was not hashed when the seal was opened: readOwn hashes the
+	// bytes it reads instead, so that the file is read and hashed once.
+	unchecked bool
 }
 
 // fileStamp is what a write to a file, or its replacement, changes: its
@@ -149,6 +161,10 @@ func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte, settle tim
 			rec.mtime = e.info.ModTime()
 			s.entries[e.rel] = rec
 			continue
+		case isOwn(e.rel):
+			rec.unchecked = true
+			s.entries[e.rel] = rec
+			continue
 		default:
 			got, err := hashEntry(filepath.Join(dir, e.rel), e.info, settle)
 			switch {
@@ -175,6 +191,12 @@ func openSeal(log *slog.Logger, dir string, module [sha256.Size]byte, settle tim
 		}
 	}
 	return s
+}
+
+// isOwn reports whether rel, relative to a module's cache directory, is
+// one of nrikit's own files (ownSubdir).
+func isOwn(rel string) bool {
+	return strings.HasPrefix(rel, ownSubdir+string(filepath.Separator))
 }
 
 // stampOrZero returns fi's stamp, or the zero stamp (which no sealed
@@ -252,7 +274,9 @@ func (s *seal) update(log *slog.Logger) {
 			continue
 		}
 		seen[e.rel] = true
-		if old, ok := s.entries[e.rel]; ok && old.size == e.info.Size() && old.mtime.Equal(e.info.ModTime()) {
+		if old, ok := s.entries[e.rel]; ok && (old.unchecked || old.size == e.info.Size() && old.mtime.Equal(e.info.ModTime())) {
+			// An unchecked file keeps its seal until it is read: sealing
+			// it here would vouch for bytes nobody checked.
 			continue
 		}
 		got, err := hashEntry(filepath.Join(s.dir, e.rel), e.info, s.settle)
@@ -269,6 +293,8 @@ func (s *seal) update(log *slog.Logger) {
 			changed = true
 		}
 	}
+	changed = changed || s.restamped
+	s.restamped = false
 	if !changed {
 		return
 	}
@@ -368,35 +394,73 @@ func hashEntry(path string, info fs.FileInfo, settle time.Duration) (sealedEntry
 	}
 	h.Sum(e.sum[:0])
 	e.mtime = fi.ModTime()
-	before, ok := stampOf(fi)
-	if after, err := f.Stat(); ok && err == nil && stampOrZero(after) == before &&
-		before.size == e.size && time.Unix(0, before.ctime).Before(start.Add(-settle)) {
-		e.stamp, e.stamped = before, true
-	}
+	e.stamp, e.stamped = settledStamp(f, fi, e.size, start, settle)
 	return e, nil
+}
+
+// settledStamp returns the stamp of f, which fi describes, if it may be
+// sealed: f's size is size, the size read, it did not change while it was
+// read (it still has fi's stamp), and it had not changed for settle when
+// the read began at start.
+func settledStamp(f *os.File, fi fs.FileInfo, size int64, start time.Time, settle time.Duration) (fileStamp, bool) {
+	before, ok := stampOf(fi)
+	after, err := f.Stat()
+	if !ok || err != nil || stampOrZero(after) != before || before.size != size ||
+		!time.Unix(0, before.ctime).Before(start.Add(-settle)) {
+		return fileStamp{}, false
+	}
+	return before, true
 }
 
 // readOwn returns the file rel (under ownSubdir) if it is sealed and
 // still what was sealed: its stamp the sealed one, or its bytes of the
-// sealed SHA-256.
-func (s *seal) readOwn(rel string) ([]byte, bool) {
+// sealed SHA-256 (their stamp is then sealed if it has settled). A file
+// that is not is logged; the caller derives it again and keeps it
+// (keepOwn), replacing it.
+func (s *seal) readOwn(log *slog.Logger, rel string) ([]byte, bool) {
 	rec, ok := s.entries[rel]
 	if !ok {
 		return nil, false
 	}
-	f, fi, err := trustedfile.OpenRegular(filepath.Join(s.dir, rel), rec.size)
+	start := time.Now()
+	path := filepath.Join(s.dir, rel)
+	f, fi, err := trustedfile.OpenRegular(path, rec.size)
 	if err != nil {
+		why := "cannot be read: " + err.Error()
+		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() != rec.size {
+			why = "does not match its seal"
+		}
+		s.dropOwn(log, rel, why)
 		return nil, false
 	}
 	defer f.Close()
 	b, err := trustedfile.ReadAll(f, rec.size)
-	if err != nil || int64(len(b)) != rec.size {
+	if err != nil {
+		s.dropOwn(log, rel, "cannot be read: "+err.Error())
 		return nil, false
 	}
 	if rec.stamped && stampOrZero(fi) == rec.stamp {
 		return b, true
 	}
-	return b, sha256.Sum256(b) == rec.sum
+	if int64(len(b)) != rec.size || sha256.Sum256(b) != rec.sum {
+		s.dropOwn(log, rel, "does not match its seal")
+		return nil, false
+	}
+	checked := sealedEntry{size: rec.size, sum: rec.sum, mtime: fi.ModTime()}
+	if checked.stamp, checked.stamped = settledStamp(f, fi, rec.size, start, s.settle); checked.stamped {
+		s.restamped = true
+	}
+	s.entries[rel] = checked
+	return b, true
+}
+
+// dropOwn deletes the file rel (under ownSubdir), which is not what was
+// sealed, and unseals it, logging why: whatever is found there later is
+// not sealed before it was written by keepOwn.
+func (s *seal) dropOwn(log *slog.Logger, rel, why string) {
+	delete(s.entries, rel)
+	_ = os.Remove(filepath.Join(s.dir, rel))
+	log.Warn("WASM compilation cache: deleted a kept file, it is derived again", "file", filepath.Join(s.dir, rel), "reason", why)
 }
 
 // keepOwn writes b to the file rel (under ownSubdir), replacing it; the

@@ -243,3 +243,78 @@ func mustStat(t *testing.T, path string) os.FileInfo {
 	}
 	return fi
 }
+
+// TestKeptFileCheckedOnRead checks that the instrumented module kept in
+// a module's cache directory is hashed where it is read, once, not also
+// when the seal is opened: a load without the fuel checks (which does not
+// read it) leaves a kept file changed in place alone and sealed as it
+// was, not sealed anew, and the next load that reads it finds the change,
+// deletes the file and instruments the module again. A kept file that
+// matches its seal gets its stamp sealed once it has settled.
+func TestKeptFileCheckedOnRead(t *testing.T) {
+	f := newCacheFixture(t)
+	a := fakeModule(APIVersion, false)
+	pathA := f.module("10-a", a)
+	if err := f.load(pathA, true, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(f.moduleDir(a), instrumentedFile())
+	want, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptLine := func() string {
+		for _, l := range f.sealLines(a) {
+			if strings.HasSuffix(l, " "+instrumentedFile()) {
+				return l
+			}
+		}
+		t.Fatalf("the kept file is not in the seal: %q", f.sealLines(a))
+		return ""
+	}
+	sealed := keptLine()
+
+	w, err := os.OpenFile(kept, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.WriteAt([]byte{want[len(want)-1] ^ 0xff}, int64(len(want)-1))
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.load(pathA, false, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if f.logs.contains(instrumentedFile()) {
+		t.Errorf("a load that does not read the kept file hashed it: %s", f.logs.String())
+	}
+	if got := keptLine(); got != sealed {
+		t.Fatalf("a load that did not check the kept file sealed it anew: %q, was %q", got, sealed)
+	}
+
+	if err := f.load(pathA, true, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !f.logs.contains("does not match its seal") || !f.logs.contains(instrumentedFile()) {
+		t.Errorf("no log line about the changed kept file: %s", f.logs.String())
+	}
+	if got, err := os.ReadFile(kept); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("kept file after the change was found: %d bytes, %v; want the instrumented module again", len(got), err)
+	}
+	if stamp := strings.Fields(keptLine())[3]; stamp != "-" {
+		t.Fatalf("the kept file was sealed with its stamp a moment after it was written: %q", stamp)
+	}
+
+	if _, ok := stampOf(mustStat(t, kept)); !ok {
+		return // no stamps on this system
+	}
+	if err := f.load(pathA, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	if stamp := strings.Fields(keptLine())[3]; stamp == "-" {
+		t.Errorf("a kept file checked on read, settled, was not sealed with its stamp: %q", keptLine())
+	}
+}

@@ -3,10 +3,7 @@
 package wasmhost
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -55,41 +52,5 @@ func TestLinearMemoryGrowsInPlace(t *testing.T) {
 	idle.Free()
 	if idle.mapped != nil {
 		t.Error("a memory freed with no user was not unmapped at once")
-	}
-}
-
-// TestCloseDuringCallKeepsMemory: closing a plugin while its call writes
-// to the guest's memory without end, under either bound of a call, ends
-// the call without a fault: the memory stays mapped until the call has
-// returned (a premature unmap would kill the test process).
-func TestCloseDuringCallKeepsMemory(t *testing.T) {
-	for _, fuel := range []bool{false, true} {
-		p, _ := load(t, Options{FuelChecks: fuel})
-		configure(t, p, "")
-		const timeout = time.Second
-		done := make(chan error, 1)
-		go func() {
-			_, err := createContainer(t, p, timeout, "scribble")
-			done <- err
-		}()
-		time.Sleep(100 * time.Millisecond) // let the call start
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		_ = p.Close(ctx)
-		cancel()
-		select {
-		case err := <-done:
-			var ce *CallError
-			if !errors.As(err, &ce) {
-				t.Errorf("fuel %v: the running call ended with %v, want a CallError", fuel, err)
-			}
-		case <-time.After(10 * timeout):
-			t.Fatalf("fuel %v: the running call did not end", fuel)
-		}
-		p.mem.mu.Lock()
-		running, freed := p.mem.running, len(p.mem.freed)
-		p.mem.mu.Unlock()
-		if running != 0 || freed != 0 {
-			t.Errorf("fuel %v: after the call, %d users and %d memories left to unmap", fuel, running, freed)
-		}
 	}
 }

@@ -383,34 +383,52 @@ func TestSharedCache(t *testing.T) {
 	}
 }
 
+// TestCloseDuringCall: closing a plugin while its call runs without end,
+// under either bound of a call, returns within Close's context and ends
+// the call with a CallError. The "scribble" guest writes to its memory
+// all the while: the memory stays mapped until the call has returned (an
+// unmap under the call would kill the test process), and is unmapped
+// then.
 func TestCloseDuringCall(t *testing.T) {
-	p, _ := load(t, Options{})
-	configure(t, p, "")
-	const timeout = time.Second
-	done := make(chan error, 1)
-	go func() {
-		_, err := createContainer(t, p, timeout, "loop")
-		done <- err
-	}()
-	time.Sleep(100 * time.Millisecond) // let the call start
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_ = p.Close(ctx)
-	if took := time.Since(start); took > timeout {
-		t.Errorf("Close took %v with a call running, want it bounded by its context", took)
-	}
-	select {
-	case err := <-done:
-		var ce *CallError
-		if !errors.As(err, &ce) {
-			t.Errorf("the running call ended with %v, want a CallError", err)
+	for _, guest := range []string{"loop", "scribble"} {
+		for _, fuel := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fuel=%v", guest, fuel), func(t *testing.T) {
+				p, _ := load(t, Options{FuelChecks: fuel})
+				configure(t, p, "")
+				const timeout = time.Second
+				done := make(chan error, 1)
+				go func() {
+					_, err := createContainer(t, p, timeout, guest)
+					done <- err
+				}()
+				time.Sleep(100 * time.Millisecond) // let the call start
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				_ = p.Close(ctx)
+				if took := time.Since(start); took > timeout {
+					t.Errorf("Close took %v with a call running, want it bounded by its context", took)
+				}
+				select {
+				case err := <-done:
+					var ce *CallError
+					if !errors.As(err, &ce) {
+						t.Errorf("the running call ended with %v, want a CallError", err)
+					}
+				case <-time.After(10 * timeout):
+					t.Fatal("the running call did not end")
+				}
+				if _, err := p.Call(context.Background(), FuncShutdown, nil); !errors.Is(err, ErrClosed) {
+					t.Errorf("Call after Close: %v, want ErrClosed", err)
+				}
+				p.mem.mu.Lock()
+				running, freed := p.mem.running, len(p.mem.freed)
+				p.mem.mu.Unlock()
+				if running != 0 || freed != 0 {
+					t.Errorf("after the call, %d users and %d memories left to unmap", running, freed)
+				}
+			})
 		}
-	case <-time.After(5 * timeout):
-		t.Fatal("the running call did not end")
-	}
-	if _, err := p.Call(context.Background(), FuncShutdown, nil); !errors.Is(err, ErrClosed) {
-		t.Errorf("Call after Close: %v, want ErrClosed", err)
 	}
 }
 
