@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ type Cache struct {
 	// settle is how long an entry must have been unchanged when hashed
 	// for its stamp to be sealed: stampSettle (tests shorten it).
 	settle time.Duration
+	// compiled runs after a module was compiled, not taken from the
+	// on-disk cache: releaseCompileMemory (tests count the calls).
+	compiled func()
 
 	mu      sync.Mutex
 	modules map[moduleKey]*sharedModule
@@ -87,7 +91,8 @@ type diskModule struct {
 // is created, with mode 0700, if missing. Its contents are specific to
 // the version of wazero.
 func NewCache(dir string) (*Cache, error) {
-	c := &Cache{modules: map[moduleKey]*sharedModule{}, disks: map[[sha256.Size]byte]*diskModule{}, settle: stampSettle}
+	c := &Cache{modules: map[moduleKey]*sharedModule{}, disks: map[[sha256.Size]byte]*diskModule{}, settle: stampSettle,
+		compiled: releaseCompileMemory}
 	if dir == "" {
 		c.mem = wazero.NewCompilationCache()
 		return c, nil
@@ -130,8 +135,10 @@ func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, fue
 	c.mu.Unlock()
 	release := func(ctx context.Context) { c.release(ctx, key, sm) }
 	sm.mu.Lock()
+	fresh := false
 	if sm.compiled == nil {
-		if err := c.build(ctx, log, key, sm, code); err != nil {
+		var err error
+		if fresh, err = c.build(ctx, log, key, sm, code); err != nil {
 			sm.mu.Unlock()
 			release(context.WithoutCancel(ctx))
 			return nil, nil, nil, err
@@ -139,6 +146,9 @@ func (c *Cache) compile(ctx context.Context, log *slog.Logger, limit uint32, fue
 	}
 	r, compiled := sm.runtime, sm.compiled
 	sm.mu.Unlock()
+	if fresh {
+		c.compiled() // not under sm.mu: other loads of the module need not wait
+	}
 	return r, compiled, release, nil
 }
 
@@ -164,8 +174,9 @@ func instrumentedFile() string {
 var errCacheClosed = errors.New("wasmhost: compilation cache closed")
 
 // build makes sm's runtime and compiles code in it, through the module's
-// on-disk cache if there is a directory.
-func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *sharedModule, code []byte) error {
+// on-disk cache if there is a directory. It reports whether the module
+// was compiled rather than taken from that cache.
+func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *sharedModule, code []byte) (bool, error) {
 	cc := c.mem
 	if d := sm.disk; d != nil {
 		d.mu.Lock()
@@ -175,7 +186,7 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 			d.seal = openSeal(log, dir, key.sum, c.settle)
 			dc, err := wazero.NewCompilationCacheWithDir(dir)
 			if err != nil {
-				return fmt.Errorf("wasmhost: compilation cache %s: %w", dir, err)
+				return false, fmt.Errorf("wasmhost: compilation cache %s: %w", dir, err)
 			}
 			c.mu.Lock()
 			d.cc = dc
@@ -185,11 +196,11 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 	}
 	// The counts first: wazero and wasmfuel read what they vouch for.
 	if err := wasmfuel.CheckCounts(code); err != nil {
-		return fmt.Errorf("invalid module: %w", err)
+		return false, fmt.Errorf("invalid module: %w", err)
 	}
 	r, err := c.newRuntime(ctx, key.limit, key.fuel, cc)
 	if err != nil {
-		return err
+		return false, err
 	}
 	kept := false // code is the instrumented module kept on disk
 	if key.fuel {
@@ -202,20 +213,24 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 		if !kept {
 			if code, err = wasmfuel.Instrument(code, fuelBudget); err != nil {
 				_ = r.Close(context.WithoutCancel(ctx))
-				return fmt.Errorf("wasmhost: instrumenting the module: %w", err)
+				return false, fmt.Errorf("wasmhost: instrumenting the module: %w", err)
 			}
 		}
 	}
 	compiled, err := compileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), r, code)
 	if err != nil {
 		_ = r.Close(context.WithoutCancel(ctx))
-		return err
+		return false, err
 	}
+	// Without a directory, the module was compiled (or, rarely, found in
+	// the in-memory cache, for another memory limit); with one, it was
+	// compiled if wazero wrote an entry.
+	fresh := true
 	if sm.disk != nil {
 		if key.fuel && !kept {
 			sm.disk.seal.keepOwn(log, instrumentedFile(), code)
 		}
-		sm.disk.seal.update(log)
+		fresh = sm.disk.seal.update(log)
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -225,10 +240,20 @@ func (c *Cache) build(ctx context.Context, log *slog.Logger, key moduleKey, sm *
 	c.mu.Unlock()
 	if closed {
 		_ = r.Close(context.WithoutCancel(ctx))
-		return errCacheClosed
+		return false, errCacheClosed
 	}
-	return nil
+	return fresh, nil
 }
+
+// releaseCompileMemory returns to the system the heap that compiling a
+// module has left free. A compilation allocates far more than it keeps:
+// for an 8 MB Go guest, about 70 MiB of heap is garbage once it returns,
+// and the Go runtime keeps it resident until later collections, which a
+// runtime at rest may not run for minutes (it forces one every two). It
+// costs one collection (debug.FreeOSMemory) against the seconds of CPU
+// of the compilation; a module taken from the on-disk cache allocates
+// little and does not pay it.
+func releaseCompileMemory() { debug.FreeOSMemory() }
 
 // compileModule compiles code in r. wazero v1.12's validator panics on
 // some invalid modules (a function section naming a type out of range,

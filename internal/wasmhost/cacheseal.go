@@ -263,10 +263,10 @@ func readSeal(path string, module [sha256.Size]byte) (map[string]sealedEntry, st
 }
 
 // update seals the entries wazero added or changed since the seal was
-// read or last updated. A seal that cannot be written is logged: the
-// entries are then deleted, and the module compiled, by the next
-// process.
-func (s *seal) update(log *slog.Logger) {
+// read or last updated, and reports whether there were any (the module
+// was compiled). A seal that cannot be written is logged: the entries
+// are then deleted, and the module compiled, by the next process.
+func (s *seal) update(log *slog.Logger) (written bool) {
 	changed := false
 	seen := map[string]bool{}
 	for _, e := range listEntries(s.dir) {
@@ -279,6 +279,7 @@ func (s *seal) update(log *slog.Logger) {
 			// it here would vouch for bytes nobody checked.
 			continue
 		}
+		written = written || !isOwn(e.rel)
 		got, err := hashEntry(filepath.Join(s.dir, e.rel), e.info, s.settle)
 		if err != nil {
 			log.Warn("WASM compilation cache: cannot seal an entry", "entry", filepath.Join(s.dir, e.rel), "error", err)
@@ -296,11 +297,12 @@ func (s *seal) update(log *slog.Logger) {
 	changed = changed || s.restamped
 	s.restamped = false
 	if !changed {
-		return
+		return written
 	}
 	if err := s.write(); err != nil {
 		log.Warn("WASM compilation cache: cannot write the seal; the next process compiles the module again", "dir", s.dir, "error", err)
 	}
+	return written
 }
 
 // write replaces the seal file.

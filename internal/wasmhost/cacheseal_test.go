@@ -26,6 +26,9 @@ type cacheFixture struct {
 	work string
 	dir  string
 	logs *logBuffer
+	// compiles counts the loads that compiled their module (the
+	// Cache's compiled hook).
+	compiles int
 }
 
 func newCacheFixture(t *testing.T) *cacheFixture {
@@ -54,6 +57,7 @@ func (f *cacheFixture) load(path string, fuel bool, settle time.Duration) error 
 	}
 	defer c.Close(ctx)
 	c.settle = settle
+	c.compiled = func() { f.compiles++ }
 	p, err := Load(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(f.logs, nil)), Cache: c, FuelChecks: fuel})
 	if err != nil {
 		return err
@@ -316,5 +320,50 @@ func TestKeptFileCheckedOnRead(t *testing.T) {
 	}
 	if stamp := strings.Fields(keptLine())[3]; stamp == "-" {
 		t.Errorf("a kept file checked on read, settled, was not sealed with its stamp: %q", keptLine())
+	}
+}
+
+// TestCompileMemoryReleased checks when a Cache returns the memory a
+// compilation left free: after a module was compiled, with or without a
+// directory, and not when it was taken from the directory.
+func TestCompileMemoryReleased(t *testing.T) {
+	a := fakeModule(APIVersion, false)
+	for _, fuel := range []bool{false, true} {
+		f := newCacheFixture(t)
+		pathA := f.module("10-a", a)
+		for i, want := range []int{1, 1, 2} {
+			if i == 2 {
+				if err := os.RemoveAll(f.dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := f.load(pathA, fuel, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if f.compiles != want {
+				t.Errorf("fuel %v, load %d: %d loads released the compilation's memory, want %d (the first compiles, the second finds the entries, the third has an empty directory)",
+					fuel, i+1, f.compiles, want)
+			}
+		}
+	}
+
+	released := 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := NewCache("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	c.compiled = func() { released++ }
+	p, err := Load(ctx, newCacheFixture(t).module("10-a", a), Options{Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if released != 1 {
+		t.Errorf("a load without a directory released the compilation's memory %d times, want 1", released)
 	}
 }
