@@ -100,6 +100,12 @@ func newSession(c *core, conn net.Conn) (*session, error) {
 	})
 	if err != nil {
 		cancel()
+		if errors.Is(err, nriconn.ErrEnded) {
+			// The runtime closed the connection at once (as one that
+			// refuses a connection does): lost, as a close a moment
+			// later would be.
+			return nil, lostError(" during registration", err)
+		}
 		return nil, fmt.Errorf("stub: %w", err)
 	}
 	s.cancel = cancel

@@ -295,3 +295,26 @@ func dup(f *os.File) (int, error) {
 
 // nopConn is a net.Conn that is never used.
 type nopConn struct{ net.Conn }
+
+// TestRuntimeClosingAtOnce: a runtime that closes the connection as soon
+// as the plugin has it (as a runtime refusing a connection does) makes
+// Start fail with an error wrapping ErrConnectionLost, whether the stub's
+// multiplexer reads the close before or after it has opened its logical
+// connections. The first order used to return the multiplexer's error
+// alone; it is rare, so the test starts many plugins.
+func TestRuntimeClosingAtOnce(t *testing.T) {
+	for i := range 300 {
+		plEnd, rtEnd := net.Pipe()
+		rtEnd.Close() // the plugin's reads see EOF at once
+		s, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithPluginName("closed"), stub.WithConnection(plEnd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = s.Start(ctx)
+		cancel()
+		if !errors.Is(err, stub.ErrConnectionLost) {
+			t.Fatalf("plugin %d: Start = %v, want an error wrapping ErrConnectionLost", i, err)
+		}
+	}
+}

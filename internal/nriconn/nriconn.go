@@ -8,6 +8,7 @@
 package nriconn
 
 import (
+	"errors"
 	"fmt"
 	"net"
 
@@ -40,6 +41,13 @@ type Layout struct {
 	ClientConn net.Conn
 }
 
+// ErrEnded is wrapped by the error of New (and Open) when the connection
+// had ended before the layout was set up: the peer closed it at once,
+// or it broke. The error also wraps the multiplexer's cause, such as
+// io.EOF. For a side this is the peer's doing, and the same as an end a
+// moment later.
+var ErrEnded = errors.New("connection ended before it was set up")
+
 // New sets the layout for role up on conn, which it takes ownership of: on
 // error conn is closed. The multiplexer carries connections 1 and 2 only
 // (a frame for another ID fails it, see mux.WithConnIDs), with muxOpts
@@ -57,13 +65,11 @@ func New(conn net.Conn, role Role, muxOpts []mux.Option, serverOpts ...ttrpc.Ser
 	}
 	l, err := m.Listen(serve)
 	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("listening on connection %d: %w", serve, err)
+		return nil, closeEnded(m, fmt.Errorf("listening on connection %d: %w", serve, err))
 	}
 	cc, err := m.Open(call)
 	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("opening connection %d: %w", call, err)
+		return nil, closeEnded(m, fmt.Errorf("opening connection %d: %w", call, err))
 	}
 	srv, err := ttrpc.NewServer(serverOpts...)
 	if err != nil {
@@ -71,4 +77,16 @@ func New(conn net.Conn, role Role, muxOpts []mux.Option, serverOpts ...ttrpc.Ser
 		return nil, fmt.Errorf("creating the ttrpc server: %w", err)
 	}
 	return &Layout{Mux: m, Server: srv, Listener: l, ClientConn: cc}, nil
+}
+
+// closeEnded closes m, which failed to open a logical connection with
+// err, and returns err, wrapping ErrEnded if m had ended by then (the
+// only way Listen and Open fail here).
+func closeEnded(m *mux.Mux, err error) error {
+	ended := m.Err() != nil
+	m.Close()
+	if ended {
+		return fmt.Errorf("%w: %w", ErrEnded, err)
+	}
+	return err
 }
