@@ -81,11 +81,13 @@ func New(conn net.Conn, role Role, muxOpts []mux.Option, serverOpts ...ttrpc.Ser
 
 // closeEnded closes m, which failed to open a logical connection with
 // err, and returns err, wrapping ErrEnded if m had ended by then (the
-// only way Listen and Open fail here).
+// only way Listen and Open fail here). Close waits for m's reader to
+// exit, so Err then tells an end that came first from this Close: Open
+// fails as soon as the reader has recorded the end, before Err reports
+// it.
 func closeEnded(m *mux.Mux, err error) error {
-	ended := m.Err() != nil
 	m.Close()
-	if ended {
+	if !errors.Is(m.Err(), mux.ErrClosed) {
 		return fmt.Errorf("%w: %w", ErrEnded, err)
 	}
 	return err
