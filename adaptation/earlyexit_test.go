@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +75,35 @@ func TestClosingAtOnceReason(t *testing.T) {
 		var early *earlyExit
 		if !errors.As(err, &early) || err.Error() != "plugin (pid 0) closed its connection before registering" {
 			t.Fatalf("plugin %d: ServeConn = %v, want the plugin closed its connection before registering", i, err)
+		}
+	}
+}
+
+// TestGarbageAtOnceReason: a plugin that sends a frame the runtime
+// refuses as soon as it connects is reported as disconnected before
+// registering, with the multiplexer's reason, whether the runtime reads
+// the frame before or after it has opened its logical connections (the
+// first order used to give "plugin connection (pid 0) failed: …").
+func TestGarbageAtOnceReason(t *testing.T) {
+	rt := newTestRuntime(t, nil)
+	rt.start(t)
+	// A frame header for connection 7, which NRI does not use.
+	garbage := []byte{0, 0, 0, 7, 0, 0, 0, 0}
+	const want = "plugin (pid 0) disconnected before registering: "
+	for i := range 300 {
+		rtEnd, plEnd := net.Pipe()
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := plEnd.Write(garbage)
+			wrote <- err
+		}()
+		err := rt.a.ServeConn(ctxT(t), rtEnd)
+		plEnd.Close()
+		if werr := <-wrote; werr != nil {
+			t.Fatalf("plugin %d: writing the frame: %v", i, werr)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "7") {
+			t.Fatalf("plugin %d: ServeConn = %v, want %q and the refused connection ID 7", i, err, want+"…")
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
@@ -240,11 +241,11 @@ func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKi
 		}}
 	ep, err := newConnEndpoint(a.ctx, conn, lim, func(e *connEndpoint) api.RuntimeService { s.ep = e; return s }, onClose)
 	if err != nil {
-		// Setting the connection up fails only if it has ended already.
-		// A close by the plugin is described as a close after the set-up
-		// is (how the plugin exited, its output), before the process is
-		// terminated.
-		if peerClosed(err) {
+		// A connection that ended before it was set up (the plugin
+		// closed it at once, or sent garbage) is described as the same
+		// end after the set-up is (how the plugin exited, its output),
+		// before the process is terminated.
+		if errors.Is(err, nriconn.ErrEnded) {
 			err = s.endedEarly(err, false)
 		} else {
 			err = fmt.Errorf("plugin connection (pid %d) failed: %w", pid, err)
