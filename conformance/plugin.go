@@ -11,6 +11,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/internal/nriconn"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -208,28 +209,35 @@ func CheckPlugin(ctx context.Context, cfg PluginConfig) (*Report, error) {
 			c.proc.kill()
 		}
 	}()
-	if c.connect(conn) {
+	ok, err := c.connect(conn)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		c.run(ctx)
 	}
 	return &c.rec.report, nil
 }
 
 // connect sets the checker's end of the NRI connection up on conn and
-// reports whether it could. Setting it up fails only when the multiplexer
-// has already ended: the plugin closed the socket or sent garbage before
-// the logical connections were open. That is the plugin's doing, as the
-// same close a moment later would be, so it fails CheckRegisters with the
-// reason a close after the setup gives instead of failing the check's
-// setup: a plugin that exits at once fails its checks whichever comes
-// first, its exit or the setup.
-func (c *pluginCheck) connect(conn net.Conn) bool {
+// reports whether it could. A connection that had ended before the
+// logical connections were open (nriconn.ErrEnded: the plugin closed the
+// socket or sent garbage at once) is the plugin's doing, as the same end
+// a moment later would be, so it fails CheckRegisters with the reason a
+// close after the setup gives: a plugin that exits at once fails its
+// checks whichever comes first, its exit or the setup. Any other error is
+// the check's own and is returned.
+func (c *pluginCheck) connect(conn net.Conn) (bool, error) {
 	sess, err := newPluginSession(conn, c.cfg.RequestTimeout)
-	if err != nil {
+	if errors.Is(err, nriconn.ErrEnded) {
 		c.rec.fail(CheckRegisters, 0, "%s before RegisterPlugin", c.goneWith(err))
-		return false
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("setting up the connection to the plugin: %w", err)
 	}
 	c.sess, c.plugin = sess, sess.plugin
-	return true
+	return true, nil
 }
 
 // acceptFrom accepts one connection from l within d and closes l.

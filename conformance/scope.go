@@ -278,8 +278,12 @@ func (c *pluginCheck) startAgain(ctx context.Context) (*pluginCheck, func(), err
 		return nil, nil, err
 	}
 	second.proc = proc
-	if !second.connect(conn) {
+	ok, err := second.connect(conn)
+	if !ok {
 		proc.kill()
+		if err != nil {
+			return nil, nil, err
+		}
 		return nil, nil, errors.New(second.lastReason())
 	}
 	stop := func() {
