@@ -426,16 +426,18 @@ func (s *seal) readOwn(log *slog.Logger, rel string) ([]byte, bool) {
 	}
 	start := time.Now()
 	path := filepath.Join(s.dir, rel)
-	f, fi, err := trustedfile.OpenRegular(path, rec.size)
+	// Opened without a size limit, so that a file of another size is
+	// told apart from one that cannot be read; ReadAll bounds the read.
+	f, fi, err := trustedfile.OpenRegular(path, -1)
 	if err != nil {
-		why := "cannot be read: " + err.Error()
-		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() != rec.size {
-			why = "does not match its seal"
-		}
-		s.dropOwn(log, rel, why)
+		s.dropOwn(log, rel, "cannot be read: "+err.Error())
 		return nil, false
 	}
 	defer f.Close()
+	if fi.Size() != rec.size {
+		s.dropOwn(log, rel, "does not match its seal")
+		return nil, false
+	}
 	b, err := trustedfile.ReadAll(f, rec.size)
 	if err != nil {
 		s.dropOwn(log, rel, "cannot be read: "+err.Error())
