@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,7 +85,11 @@ func build(dir string) error {
 		{&bins.wasmUpstream, "./plugins/wasmupstream", true},
 	} {
 		out := filepath.Join(dir, filepath.Base(filepath.Dir(b.pkg))+"-"+filepath.Base(b.pkg))
-		cmd := exec.Command(gobin, "build", ldflags, "-o", out, b.pkg)
+		args := []string{"build", ldflags}
+		if b.pkg == "./plugins/nrikit" && profilePlugins() {
+			args = append(args, "-tags=benchprofile")
+		}
+		cmd := exec.Command(gobin, append(args, "-o", out, b.pkg)...)
 		if b.wasm {
 			// A WASM plugin is a library module (a command is refused),
 			// executable for upstream's discovery.
@@ -104,4 +109,17 @@ func build(dir string) error {
 		*b.dst = out
 	}
 	return nil
+}
+
+// profilePlugins reports whether the nrikit plugins are asked to profile
+// themselves (BENCH_PLUGIN_ENV holds BENCH_CPUPROFILE_DIR=…): only then is
+// the plugin built with its profiler (the benchprofile tag), whose
+// executable pages would otherwise count in its resident memory.
+func profilePlugins() bool {
+	for _, kv := range strings.Fields(os.Getenv("BENCH_PLUGIN_ENV")) {
+		if strings.HasPrefix(kv, "BENCH_CPUPROFILE_DIR=") {
+			return true
+		}
+	}
+	return false
 }

@@ -16,8 +16,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime/pprof"
 	"syscall"
 
 	"github.com/containerd/ttrpc"
@@ -85,19 +83,11 @@ func runPlugin() error {
 	if err != nil {
 		return err
 	}
-	if dir := os.Getenv("BENCH_CPUPROFILE_DIR"); dir != "" {
-		// Profiling the plugin process (see docs/benchmarks.md); the
-		// profile is written when the runtime stops the plugin.
-		f, err := os.Create(filepath.Join(dir, filepath.Base(os.Args[0])+".pprof"))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startProfile()
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := st.Run(ctx); err != nil && ctx.Err() == nil {
