@@ -117,7 +117,7 @@ func run(start StartFunc, s Setup, n, want int) error {
 	if err != nil {
 		return err
 	}
-	if err := writeHeapProfile(filepath.Base(os.Args[0])); err != nil {
+	if err := writeMemoryProfiles(fmt.Sprintf("%s.%d", filepath.Base(os.Args[0]), os.Getpid())); err != nil {
 		return err
 	}
 	fmt.Printf("%s\nsettled-rss-kib=%d\nstart-ns=%d\n", m, settled.RSSKiB, took.Nanoseconds())
@@ -161,10 +161,14 @@ func Parse(out string) (Result, error) {
 	return Result{Memory: m, SettledRSSKiB: settled, Start: time.Duration(start)}, nil
 }
 
-// writeHeapProfile writes the live heap's profile to
-// $BENCH_HEAPPROFILE_DIR/<name>.heap.pprof when that is set (a runtime
-// process's heap after its requests, to see what it keeps).
-func writeHeapProfile(name string) error {
+// writeMemoryProfiles writes, when $BENCH_HEAPPROFILE_DIR is set, what a
+// runtime process keeps after its requests (once its garbage is collected
+// and returned): the live heap's profile to <dir>/<name>.heap.pprof, and
+// its mappings with their resident sizes (/proc/self/smaps) to
+// <dir>/<name>.smaps (name: the executable's and the process ID), which
+// show what is not heap: the executable's pages, wazero's machine code,
+// a WASM guest's linear memory.
+func writeMemoryProfiles(name string) error {
 	dir := os.Getenv("BENCH_HEAPPROFILE_DIR")
 	if dir == "" {
 		return nil
@@ -177,5 +181,15 @@ func writeHeapProfile(name string) error {
 		f.Close()
 		return fmt.Errorf("memrun: heap profile: %w", err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("memrun: heap profile: %w", err)
+	}
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return fmt.Errorf("memrun: reading the mappings: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".smaps"), smaps, 0o644); err != nil {
+		return fmt.Errorf("memrun: writing the mappings: %w", err)
+	}
+	return nil
 }
