@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nrikit/nrikit/interop/bench/internal/nrirt"
 )
 
 // ldflags make the two api packages' identical protobuf registrations
@@ -116,10 +119,5 @@ func build(dir string) error {
 // the plugin built with its profiler (the benchprofile tag), whose
 // executable pages would otherwise count in its resident memory.
 func profilePlugins() bool {
-	for _, kv := range strings.Fields(os.Getenv("BENCH_PLUGIN_ENV")) {
-		if strings.HasPrefix(kv, "BENCH_CPUPROFILE_DIR=") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(nrirt.PluginEnv(), func(kv string) bool { return strings.HasPrefix(kv, "BENCH_CPUPROFILE_DIR=") })
 }

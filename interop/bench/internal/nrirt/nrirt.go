@@ -26,6 +26,11 @@ type Runtime struct {
 	day      []func(context.Context) error // see PrepareDay
 }
 
+// PluginEnv is the environment the benchmark's runtimes give their
+// plugins: the entries of $BENCH_PLUGIN_ENV, separated by white space
+// (such as BENCH_CPUPROFILE_DIR=/tmp/pprof).
+func PluginEnv() []string { return strings.Fields(os.Getenv("BENCH_PLUGIN_ENV")) }
+
 // Start starts an Adaptation with the pre-installed plugins in dir; pods
 // and ctrs are what it lists for Synchronize; opts come after the
 // benchmark's own options (no configuration directory, no external
@@ -39,7 +44,7 @@ func Start(ctx context.Context, dir string, pods []*api.PodSandbox, ctrs []*api.
 		adaptation.WithPluginDir(dir), adaptation.WithConfigDir(""),
 		adaptation.WithDisabledExternalConnections(),
 		adaptation.WithLogger(slog.New(slog.DiscardHandler)),
-		adaptation.WithPluginEnv(strings.Fields(os.Getenv("BENCH_PLUGIN_ENV"))...),
+		adaptation.WithPluginEnv(PluginEnv()...),
 	}, opts...)
 	a, err := adaptation.New("bench-runtime", "v1", list, update, opts...)
 	if err != nil {
