@@ -139,77 +139,6 @@ func (g *Grant) checkLinux(vs []Violation, l *api.LinuxContainerAdjustment) []Vi
 // inSet reports whether the enum value v is in the bit set.
 func inSet(set uint64, v int32) bool { return v >= 0 && v < 64 && set&(1<<v) != 0 }
 
-// checkMount returns why a mount is refused, or "".
-func (g *Grant) checkMount(m *api.Mount) string {
-	if !g.caps.Has(Mounts) {
-		return notGranted
-	}
-	r := &g.adjust.mounts
-	dest, removed := m.IsMarkedForRemoval()
-	if r.destinations != nil && !r.destinations.match(dest) {
-		return "destination not allowed"
-	}
-	if removed {
-		return ""
-	}
-	bind, rw := m.GetType() == "bind" || m.GetType() == "rbind", true
-	for _, o := range m.GetOptions() {
-		switch o {
-		case "bind", "rbind":
-			bind = true
-		case "ro", "rro":
-			rw = false
-		}
-		if !r.options.match(o) {
-			return fmt.Sprintf("option %s not allowed", quote(o))
-		}
-	}
-	if !bind {
-		for _, t := range r.types {
-			if t == m.GetType() {
-				return ""
-			}
-		}
-		return fmt.Sprintf("type %s not allowed", quote(m.GetType()))
-	}
-	src := m.GetSource()
-	switch {
-	case !path.IsAbs(src):
-		return "bind source is not an absolute path"
-	case hasDotDot(src):
-		return `bind source has a ".." element`
-	}
-	src = path.Clean(src)
-	under := false
-	for i := range r.sources {
-		s := &r.sources[i]
-		if src != s.path && !strings.HasPrefix(src, s.slashed) {
-			continue
-		}
-		under = true
-		if !rw || s.readWrite {
-			return ""
-		}
-	}
-	if under {
-		return "read-write bind mount of a source allowed read-only (add option ro)"
-	}
-	return fmt.Sprintf("source %s is not under an allowed source", quote(src))
-}
-
-// hasDotDot reports whether the slash-separated path p has a ".."
-// element.
-func hasDotDot(p string) bool {
-	for p != "" {
-		var e string
-		e, p, _ = strings.Cut(p, "/")
-		if e == ".." {
-			return true
-		}
-	}
-	return false
-}
-
 // checkDevice returns why a device node is refused, or "".
 func (g *Grant) checkDevice(d *api.LinuxDevice) string {
 	if !g.caps.Has(Devices) {
@@ -248,8 +177,17 @@ func (g *Grant) checkHooks(vs []Violation, h *api.Hooks) []Violation {
 	for _, stage := range [][]*api.Hook{h.GetPrestart(), h.GetCreateRuntime(), h.GetCreateContainer(),
 		h.GetStartContainer(), h.GetPoststart(), h.GetPoststop()} {
 		for _, hook := range stage {
-			if !g.caps.Has(Hooks) || !g.adjust.hooks.match(hook.GetPath()) {
-				vs = g.deny(vs, Hooks, quote(hook.GetPath()), g.reason(Hooks, "hook path not allowed"))
+			reason := ""
+			switch p := hook.GetPath(); {
+			case !g.caps.Has(Hooks):
+				reason = notGranted
+			case !absClean(p):
+				reason = "hook path is not an absolute clean path"
+			case !g.adjust.hooks.match(p):
+				reason = "hook path not allowed"
+			}
+			if reason != "" {
+				vs = g.deny(vs, Hooks, quote(hook.GetPath()), reason)
 			}
 		}
 	}

@@ -34,7 +34,15 @@
 // container, the field, the value and the rule, a log line and a count of
 // denied changes by plugin and field.
 //
+// A path in an answer means what it says: mount destinations and
+// sources, hook and device paths must be absolute and clean, a mount's
+// read-only state is the one its options end with in the order the OCI
+// runtime applies them, and a bind source is looked up on the host, as
+// the kernel will look it up, and must stay in its granted directory
+// (docs/policy.md, "Paths mean what they say").
+//
 // A Policy and its Grants are immutable and safe for concurrent use. The
-// checks do not allocate when they allow everything (the common case);
+// checks do not allocate when they allow everything (the common case),
+// but to look bind mount sources up on the host (a system call per name);
 // BenchmarkCheckAdjustment measures them.
 package policy

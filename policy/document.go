@@ -137,8 +137,11 @@ type MountsSpec struct {
 	// times, private or slave propagation).
 	Options []string `yaml:"options"`
 	// Destinations are globs over the paths in the container a mount may
-	// have, or remove; absent: any.
+	// have; absent: any but the system paths (see docs/policy.md).
 	Destinations []string `yaml:"destinations"`
+	// Remove are globs over the destinations of the mounts the plugin
+	// may remove; absent: none.
+	Remove []string `yaml:"remove"`
 }
 
 // SourceSpec is a host directory that may be bind-mounted.
