@@ -172,28 +172,6 @@ func (g *Grant) checkDevice(d *api.LinuxDevice) string {
 	return "no device rule allows this path, type and number"
 }
 
-// checkHooks checks every hook of every stage.
-func (g *Grant) checkHooks(vs []Violation, h *api.Hooks) []Violation {
-	for _, stage := range [][]*api.Hook{h.GetPrestart(), h.GetCreateRuntime(), h.GetCreateContainer(),
-		h.GetStartContainer(), h.GetPoststart(), h.GetPoststop()} {
-		for _, hook := range stage {
-			reason := ""
-			switch p := hook.GetPath(); {
-			case !g.caps.Has(Hooks):
-				reason = notGranted
-			case !absClean(p):
-				reason = "hook path is not an absolute clean path"
-			case !g.adjust.hooks.match(p):
-				reason = "hook path not allowed"
-			}
-			if reason != "" {
-				vs = g.deny(vs, Hooks, quote(hook.GetPath()), reason)
-			}
-		}
-	}
-	return vs
-}
-
 // checkRlimit returns why an rlimit is refused, or "".
 func (g *Grant) checkRlimit(l *api.POSIXRlimit) string {
 	if !g.caps.Has(Rlimits) {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,9 +84,8 @@ type AdjustSpec struct {
 	// Env are globs over the names of the environment variables the
 	// plugin may set or remove.
 	Env []string `yaml:"env"`
-	// Hooks are globs over the paths of the OCI hooks the plugin may
-	// add, whatever their stage.
-	Hooks []string `yaml:"hooks"`
+	// Hooks are the OCI hooks the plugin may add, whatever their stage.
+	Hooks []HookSpec `yaml:"hooks"`
 	// Rlimits maps each POSIX rlimit the plugin may set (RLIMIT_NOFILE)
 	// to its caps.
 	Rlimits map[string]RlimitSpec `yaml:"rlimits"`
@@ -151,6 +151,47 @@ type SourceSpec struct {
 	// ReadWrite allows read-write mounts of it; without it a bind mount
 	// must be read-only (option ro or rro).
 	ReadWrite bool `yaml:"readWrite"`
+}
+
+// HookSpec allows OCI hooks: the executables a glob over their path
+// matches, with the arguments and the environment they may carry.
+// Written as a string, it is a Path alone, which allows no argument but
+// the hook's name (its path or the base of it) and no environment.
+type HookSpec struct {
+	// Path is a glob over the hook's path, which is absolute.
+	Path string `yaml:"path"`
+	// Args are globs, one per argument: the hook's arguments (its name,
+	// argv[0], first) must be as many and each match its glob. Absent:
+	// no argument but the hook's name.
+	Args []string `yaml:"args"`
+	// MoreArgs allows any arguments after those of Args (with Args
+	// absent, any arguments at all).
+	MoreArgs bool `yaml:"moreArgs"`
+	// Env are globs over the hook's environment entries, NAME=VALUE as
+	// written ("DEBUG=*"); each entry must match one. Absent: none.
+	Env []string `yaml:"env"`
+}
+
+// hookSpecKeys are the keys of a HookSpec written as a mapping.
+var hookSpecKeys = []string{"path", "args", "moreArgs", "env"}
+
+// UnmarshalYAML decodes a HookSpec from a string (its path) or a mapping
+// of its keys (strictly: an unknown key is a mistake, as elsewhere in
+// the file).
+func (h *HookSpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		*h = HookSpec{Path: n.Value}
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(hookSpecKeys, k.Value) {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type policy.HookSpec", k.Line, k.Value)}}
+			}
+		}
+	}
+	type fields HookSpec // without this method
+	return n.Decode((*fields)(h))
 }
 
 // DeviceSpec allows device nodes: a path in the container, and the

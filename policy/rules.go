@@ -23,19 +23,20 @@ func (l globList) match(s string) bool {
 
 // adjustRules are the compiled rules of a grant's adjust.
 type adjustRules struct {
-	annotations, env, hooks, cdi, sysctl, netDevices globList
-	mounts                                           mountRules
-	rlimits                                          map[string]RlimitSpec
-	devices                                          []deviceRule
-	resources                                        resourceRules
-	oomMin, oomMax                                   int64
-	ioClasses                                        uint64 // bit set of api.IOPrioClass
-	nsCreate, nsJoin, nsRemove                       uint16 // bit sets of namespaceTypes
-	schedPolicies                                    uint64 // bit set of api.LinuxSchedulerPolicy
-	minNice, maxPriority                             int32
-	rdtClos                                          globList
-	rdtSchemata, rdtMonitoring                       bool
-	mpolModes                                        uint64 // bit set of api.MpolMode
+	annotations, env, cdi, sysctl, netDevices globList
+	hooks                                     []hookRule
+	mounts                                    mountRules
+	rlimits                                   map[string]RlimitSpec
+	devices                                   []deviceRule
+	resources                                 resourceRules
+	oomMin, oomMax                            int64
+	ioClasses                                 uint64 // bit set of api.IOPrioClass
+	nsCreate, nsJoin, nsRemove                uint16 // bit sets of namespaceTypes
+	schedPolicies                             uint64 // bit set of api.LinuxSchedulerPolicy
+	minNice, maxPriority                      int32
+	rdtClos                                   globList
+	rdtSchemata, rdtMonitoring                bool
+	mpolModes                                 uint64 // bit set of api.MpolMode
 }
 
 // deviceRule is a compiled DeviceSpec.
@@ -89,7 +90,10 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 	}
 	r.annotations = list(Annotations, "annotations", a.Annotations)
 	r.env = list(Env, "env", a.Env)
-	r.hooks = list(Hooks, "hooks", a.Hooks)
+	if len(a.Hooks) > 0 {
+		c.allow(g, Hooks, at(path, "hooks"))
+		r.hooks = c.hooks(at(path, "hooks"), a.Hooks)
+	}
 	r.cdi = list(CDIDevices, "cdiDevices", a.CDIDevices)
 	r.sysctl = list(Sysctl, "sysctl", a.Sysctl)
 	r.netDevices = list(NetDevices, "netDevices", a.NetDevices)
