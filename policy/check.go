@@ -30,11 +30,7 @@ func (g *Grant) CheckAdjustment(pod *api.PodSandbox, ctr *api.Container, adj *ap
 	}
 	var vs []Violation
 	r := &g.adjust
-	for k := range adj.GetAnnotations() {
-		if key := api.ClearRemovalMarker(k); !g.caps.Has(Annotations) || !r.annotations.match(key) {
-			vs = g.deny(vs, Annotations, quote(k), g.reason(Annotations, "key not allowed"))
-		}
-	}
+	vs = g.checkAnnotations(vs, adj.GetAnnotations())
 	for _, m := range adj.GetMounts() {
 		if reason := g.checkMount(m); reason != "" {
 			vs = g.deny(vs, Mounts, mountValue(m), reason)

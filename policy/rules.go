@@ -23,20 +23,21 @@ func (l globList) match(s string) bool {
 
 // adjustRules are the compiled rules of a grant's adjust.
 type adjustRules struct {
-	annotations, env, cdi, sysctl, netDevices globList
-	hooks                                     []hookRule
-	mounts                                    mountRules
-	rlimits                                   map[string]RlimitSpec
-	devices                                   []deviceRule
-	resources                                 resourceRules
-	oomMin, oomMax                            int64
-	ioClasses                                 uint64 // bit set of api.IOPrioClass
-	nsCreate, nsJoin, nsRemove                uint16 // bit sets of namespaceTypes
-	schedPolicies                             uint64 // bit set of api.LinuxSchedulerPolicy
-	minNice, maxPriority                      int32
-	rdtClos                                   globList
-	rdtSchemata, rdtMonitoring                bool
-	mpolModes                                 uint64 // bit set of api.MpolMode
+	env, cdi, sysctl, netDevices globList
+	annotations                  annotationRules
+	hooks                        []hookRule
+	mounts                       mountRules
+	rlimits                      map[string]RlimitSpec
+	devices                      []deviceRule
+	resources                    resourceRules
+	oomMin, oomMax               int64
+	ioClasses                    uint64 // bit set of api.IOPrioClass
+	nsCreate, nsJoin, nsRemove   uint16 // bit sets of namespaceTypes
+	schedPolicies                uint64 // bit set of api.LinuxSchedulerPolicy
+	minNice, maxPriority         int32
+	rdtClos                      globList
+	rdtSchemata, rdtMonitoring   bool
+	mpolModes                    uint64 // bit set of api.MpolMode
 }
 
 // deviceRule is a compiled DeviceSpec.
@@ -88,7 +89,10 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		c.allow(g, cp, at(path, key))
 		return c.globs(at(path, key), patterns)
 	}
-	r.annotations = list(Annotations, "annotations", a.Annotations)
+	if len(a.Annotations) > 0 {
+		c.allow(g, Annotations, at(path, "annotations"))
+		r.annotations = c.annotations(at(path, "annotations"), a.Annotations)
+	}
 	r.env = list(Env, "env", a.Env)
 	if len(a.Hooks) > 0 {
 		c.allow(g, Hooks, at(path, "hooks"))
