@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/policy"
@@ -120,14 +121,22 @@ func (p *plugin) deniedUpdates(op string, updates []*api.ContainerUpdate, byID f
 }
 
 // deniedEviction returns the refusal of the first eviction p may not ask
-// for under its grant, else nil; it is logged and counted.
-func (p *plugin) deniedEviction(evictions []*api.ContainerEviction) error {
+// for under its grant, else nil; it is logged and counted. byID finds the
+// containers, if where is to be checked here (see whereLookup).
+func (p *plugin) deniedEviction(evictions []*api.ContainerEviction, byID func(string) (*api.PodSandbox, *api.Container)) error {
 	g := p.currentGrant()
 	if g == nil {
 		return nil
 	}
 	for _, ev := range evictions {
-		if vs := g.CheckEviction(nil, nil, ev); len(vs) > 0 {
+		var (
+			pod *api.PodSandbox
+			ctr *api.Container
+		)
+		if byID != nil {
+			pod, ctr = byID(ev.GetContainerId())
+		}
+		if vs := g.CheckEviction(pod, ctr, ev); len(vs) > 0 {
 			p.countDenied(vs)
 			err := &policy.DeniedError{Plugin: p.full, Target: "container " + ev.GetContainerId(), Violations: vs}
 			p.log.Warn("plugin's eviction denied by the policy", "error", err)
@@ -135,6 +144,30 @@ func (p *plugin) deniedEviction(evictions []*api.ContainerEviction) error {
 		}
 	}
 	return nil
+}
+
+// whereLookup returns a lookup of the runtime's pods and containers by
+// container ID, listed now, if p's grant's where is not the one its scope
+// records were made under (a reload changed it): p's own updates and
+// evictions (UpdateContainers) are then checked against the where in
+// force with it, at once rather than once p reconnects. Otherwise it
+// returns nil: the records hold the where. The list is the runtime's
+// ListFunc, or its SyncFunc, which takes the runtime's lock as its
+// UpdateFunc does; a failure to list is returned (the request is refused:
+// the where cannot be checked).
+func (p *plugin) whereLookup() (func(string) (*api.PodSandbox, *api.Container), error) {
+	if gs := p.grant.Load(); gs == nil || !gs.recheck || gs.where == nil {
+		return nil, nil
+	}
+	var lookup func(string) (*api.PodSandbox, *api.Container)
+	err := p.a.withSnapshot(p, func(pods []*api.PodSandbox, ctrs []*api.Container) error {
+		lookup = snapshotLookup(pods, ctrs)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the runtime's containers to check the where of plugin %s, changed by a policy reload: %w", p.full, err)
+	}
+	return lookup, nil
 }
 
 // snapshotLookup finds a container of a Synchronize snapshot, and its

@@ -13,6 +13,101 @@ import (
 // The routes of issue 37 ("Trust, second step") that the runtime's
 // enforcement did not hold.
 
+// wherePolicy grants the plugin gpu CPU updates and evictions in the
+// namespaces given.
+func wherePolicy(namespaces string) string {
+	return "grants:\n- plugins: [gpu]\n  where: {namespaces: [" + namespaces + "]}\n  update: {cpu: {}}\n  evict: true\n"
+}
+
+// TestRouteReloadUnsolicited: after a reload narrows a plugin's where,
+// its own updates and evictions (UpdateContainers) of containers outside
+// the new where are refused at once, not once it reconnects; those
+// within it still apply (route "reload"). With a ListFunc and with a
+// SyncFunc, which the runtime's lock guards.
+func TestRouteReloadUnsolicited(t *testing.T) {
+	for _, locked := range []bool{false, true} {
+		name := "ListFunc"
+		if locked {
+			name = "SyncFunc"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "policy.yaml")
+			writePolicy(t, path, wherePolicy("gpu-*, ml-*"))
+			opts := []Option{WithPolicyFile(path), WithPolicyReloadInterval(time.Hour),
+				WithBuiltinPlugin("10", "gpu", &policed{})}
+			var (
+				a     *Adaptation
+				store interface {
+					AddPod(*api.PodSandbox)
+					AddCtr(*api.Container)
+					Updates() ([][]*api.ContainerUpdate, [][]*api.ContainerEviction)
+				}
+				run = func(f func()) { f() }
+			)
+			if locked {
+				rt := newLockedRuntime(t, opts...)
+				a, store, run = rt.a, rt.store, rt.locked
+			} else {
+				rt := newTestRuntime(t, nil, opts...)
+				rt.start(t)
+				a, store = rt.a, rt.store
+			}
+			gpu, ml := testPod(1), testPod(2)
+			gpu.Namespace, ml.Namespace = "gpu-jobs", "ml-jobs"
+			for i, pod := range []*api.PodSandbox{gpu, ml} {
+				ctr := testCtr(i+1, i+1)
+				store.AddPod(pod)
+				store.AddCtr(ctr)
+				run(func() {
+					must(t, a.RunPodSandbox(ctxT(t), &api.RunPodSandboxRequest{Pod: pod}))
+					_, err := a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: pod, Container: ctr})
+					must(t, err)
+				})
+			}
+			p := a.findPlugin(t, "10-gpu")
+			rsp, err := p.updateContainers(ctxT(t), &api.UpdateContainersRequest{
+				Update: []*api.ContainerUpdate{cpuUpdate("ctr1", 1), cpuUpdate("ctr2", 2)}})
+			must(t, err)
+			if len(rsp.GetFailed()) != 0 {
+				t.Fatalf("before the reload: failed %v", rsp.GetFailed())
+			}
+
+			writePolicy(t, path, wherePolicy("gpu-*"))
+			must(t, a.ReloadPolicy())
+			rsp, err = p.updateContainers(ctxT(t), &api.UpdateContainersRequest{
+				Update: []*api.ContainerUpdate{cpuUpdate("ctr1", 3), cpuUpdate("ctr2", 4)}})
+			must(t, err)
+			if f := rsp.GetFailed(); len(f) != 1 || f[0].GetContainerId() != "ctr2" {
+				t.Errorf("after the reload: failed %v, want the update of ctr2, outside the new where", f)
+			}
+			if _, err := p.updateContainers(ctxT(t), &api.UpdateContainersRequest{
+				Evict: []*api.ContainerEviction{{ContainerId: "ctr2"}}}); err == nil || !strings.Contains(err.Error(), "outside the grant's where") {
+				t.Errorf("eviction of ctr2 after the reload: %v, want a refusal naming the where", err)
+			}
+			if _, err := p.updateContainers(ctxT(t), &api.UpdateContainersRequest{
+				Evict: []*api.ContainerEviction{{ContainerId: "ctr1"}}}); err != nil {
+				t.Errorf("eviction of ctr1 after the reload: %v", err)
+			}
+			ups, evs := store.Updates()
+			var got []string
+			for _, u := range ups {
+				for _, x := range u {
+					got = append(got, x.GetContainerId())
+				}
+			}
+			for _, e := range evs {
+				for _, x := range e {
+					got = append(got, "evict "+x.GetContainerId())
+				}
+			}
+			if want := "ctr1,ctr2,ctr1,evict ctr1"; strings.Join(got, ",") != want {
+				t.Errorf("the runtime applied %v, want %s", got, want)
+			}
+		})
+	}
+}
+
 // TestRoutePolicyDirectoryRuntime: a policy file's directory others may
 // write is not trusted: without the file (anyone may have removed it) the
 // runtime fails closed instead of running with no policy, and so it does
