@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy"
 )
 
 // The routes of issue 37 ("Trust, second step") that the runtime's
@@ -136,5 +137,67 @@ func TestRoutePolicyDirectoryRuntime(t *testing.T) {
 			return r.msg == "invalid policy file: no plugin may change anything until it is fixed" &&
 				strings.Contains(r.attrs["error"], "writable by its group or others")
 		})
+	}
+}
+
+// TestRouteAudit: a grant in audit mode, or a policy in audit mode,
+// logs and counts its violations (action "audited") but does not refuse
+// them: the answer's changes, updates and evictions are applied, and the
+// plugin is told every capability the runtime applies. A grant that
+// says action: deny under an auditing policy still refuses (item 8).
+func TestRouteAudit(t *testing.T) {
+	const doc = `
+action: audit
+grants:
+- plugins: [strict]
+  action: deny
+  adjust: {env: ["OK_*"]}
+- plugins: [rollout]
+  adjust: {env: ["OK_*"]}
+  update: {cpu: {maxShares: 1024}}
+`
+	reg := newCountingRecorder()
+	rt := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, doc)), WithMetricsRecorder(reg),
+		WithBuiltinPlugin("10", "rollout", &policed{env: []string{"BAD"}}))
+	rt.start(t)
+	rsp, err := rt.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)})
+	must(t, err)
+	if got := strings.Join(envOf(rsp.Adjust), ","); got != "BAD=1" {
+		t.Errorf("audited answer: env %q, want it applied", got)
+	}
+	rt.logs.wait(t, "audit log", func(r logRecord) bool {
+		return r.msg == "plugin's changes would be denied by the policy (audit)" && strings.Contains(r.attrs["error"], `env "BAD"`) &&
+			strings.Contains(r.attrs["error"], "would be denied")
+	})
+	p := rt.a.findPlugin(t, "10-rollout")
+	up, err := p.updateContainers(ctxT(t), &api.UpdateContainersRequest{
+		Update: []*api.ContainerUpdate{cpuUpdate("ctr1", 9999)}, Evict: []*api.ContainerEviction{{ContainerId: "ctr1"}}})
+	must(t, err)
+	if len(up.GetFailed()) != 0 {
+		t.Errorf("audited update failed: %v", up.GetFailed())
+	}
+	if ups, evs := rt.store.Updates(); len(ups) != 1 || len(evs) != 1 || len(evs[0]) != 1 {
+		t.Errorf("the runtime got updates %v, evictions %v: want the audited ones", ups, evs)
+	}
+	if n := reg.deniedAs("10-rollout", "", ActionAudited); n != 3 {
+		t.Errorf("audited count %v, want 3 (env, update, evict)", n)
+	}
+	if n := reg.deniedAs("10-rollout", "", ActionDenied); n != 0 {
+		t.Errorf("denied count %v, want 0", n)
+	}
+	if told := p.toldCapabilities(); told != policy.All() {
+		t.Errorf("told %v under audit, want everything the runtime applies", told)
+	}
+
+	// A grant that says deny refuses, under the auditing policy.
+	reg2 := newCountingRecorder()
+	rt2 := newTestRuntime(t, nil, WithPolicy(parsePolicy(t, doc)), WithMetricsRecorder(reg2),
+		WithBuiltinPlugin("10", "strict", &policed{env: []string{"BAD"}, fp: &api.FailurePolicy{FailRequest: true}}))
+	rt2.start(t)
+	if _, err := rt2.a.CreateContainer(ctxT(t), &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)}); err == nil {
+		t.Error("a grant with action deny did not refuse under an auditing policy")
+	}
+	if n := reg2.deniedAs("10-strict", "env", ActionDenied); n != 1 {
+		t.Errorf("denied count %v, want 1", n)
 	}
 }

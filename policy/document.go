@@ -26,6 +26,10 @@ type Document struct {
 	// Default is the grant of the plugins no entry of Grants matches.
 	// Absent, those plugins may change nothing.
 	Default *GrantSpec `yaml:"default"`
+	// Action is what the runtime does with a change a grant does not
+	// allow, for the grants that do not say: "deny" (absent: the
+	// default) refuses it, "audit" logs and counts it and applies it.
+	Action string `yaml:"action"`
 }
 
 // GrantSpec is what a plugin may do.
@@ -47,6 +51,10 @@ type GrantSpec struct {
 	Update *ResourcesSpec `yaml:"update"`
 	// Evict allows the plugin to evict containers (within Where).
 	Evict bool `yaml:"evict"`
+	// Action is what the runtime does with a change the grant does not
+	// allow: "deny" or "audit" (see Document.Action); absent, the
+	// policy's.
+	Action string `yaml:"action"`
 }
 
 // WhereSpec is a scope, in the terms of api.PluginScope (see package

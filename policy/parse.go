@@ -198,6 +198,8 @@ type compiler struct {
 	root *yaml.Node
 	cfg  *config
 	errs []error
+	// action is the policy's, the grants' default.
+	action Action
 }
 
 // errorf records a mistake at the YAML path (keys and indices from the
