@@ -32,7 +32,10 @@
 // that it is the plugin's failure of the request, under the plugin's
 // failure policy, with an error ([DeniedError]) naming the plugin, the
 // container, the field, the value and the rule, a log line and a count of
-// denied changes by plugin and field.
+// denied changes by plugin and field. A grant in audit mode (its Action,
+// or the policy's, is ActionAudit) refuses nothing: its violations are
+// logged and counted as audited, and the changes applied, to roll a
+// policy out.
 //
 // A path in an answer means what it says: mount destinations and
 // sources, hook and device paths must be absolute and clean, a mount's
