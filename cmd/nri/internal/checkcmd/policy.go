@@ -27,7 +27,9 @@ func newPolicyCmd() *cobra.Command {
 runtime does: unknown and duplicate keys, values of the wrong type, malformed globs and
 selectors, unknown enum names, rlimits and namespace types are mistakes, printed one a line
 as FILE:LINE: message. A valid file is summarized: the required plugins and each grant with
-its plugins, where and what it allows, in the order plugins are matched.
+its plugins, the identity they must have, where and what it allows, in the order plugins are
+matched; then a warning, FILE:LINE: warning: message, for every grant or required plugin that
+takes any process that can reach the runtime's socket (identity: any).
 
 Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error.`,
 		Example:      "  nri check policy /etc/nri/policy.yaml",
@@ -59,6 +61,9 @@ func checkPolicy(w io.Writer, path string) error {
 	}
 	for _, g := range grants {
 		fmt.Fprintln(w, g.Summary())
+	}
+	for _, warn := range p.Warnings() {
+		fmt.Fprintf(w, "%s:%d: warning: %s\n", warn.File, warn.Line, warn.Msg)
 	}
 	if err := policy.CheckTrusted(path); err != nil {
 		fmt.Fprintf(w, "note: a runtime would refuse this file: %v\n", err)
