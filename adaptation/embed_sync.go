@@ -58,19 +58,25 @@ var (
 // [PluginSyncBlock]s to be released, at most the registration timeout.
 // An error of insert is returned as is; a failure to list is wrapped.
 func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
-	release, err := a.syncBlocks.lock(a.ctx, a.cfg.registrationTimeout)
+	return a.snapshot(fmt.Sprintf("synchronizing plugin %q", p.full), a.cfg.registrationTimeout, insert)
+}
+
+// snapshot is withSnapshot for what (which its errors start with), each
+// wait bounded by timeout.
+func (a *Adaptation) snapshot(what string, timeout time.Duration, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
+	release, err := a.syncBlocks.lock(a.ctx, timeout)
 	if err != nil {
-		return fmt.Errorf("synchronizing plugin %q: %w", p.full, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
 	if a.cfg.syncFunc == nil {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		pods, ctrs, err := a.list(ctx)
 		if err != nil {
-			return fmt.Errorf("listing pods and containers for plugin %q: %w", p.full, err)
+			return fmt.Errorf("%s: listing pods and containers: %w", what, err)
 		}
 		return insert(pods, ctrs)
 	}
@@ -106,9 +112,9 @@ func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox,
 		return insertErr
 	case err != nil:
 		// If take inserted the plugin, activate disconnects it.
-		return fmt.Errorf("synchronizing plugin %q with the runtime: %w", p.full, err)
+		return fmt.Errorf("%s with the runtime: %w", what, err)
 	case !taken:
-		return fmt.Errorf("synchronizing plugin %q: SyncFunc returned without handing over a snapshot", p.full)
+		return fmt.Errorf("%s: SyncFunc returned without handing over a snapshot", what)
 	}
 	return nil
 }

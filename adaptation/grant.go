@@ -16,6 +16,11 @@ type grantState struct {
 	// records were made under (a reload changed it): each event's
 	// subject is then matched against where too (see inWhere).
 	recheck bool
+	// unbound is the policy's refusal of the plugin's identity (a
+	// *policy.IdentityError): a reload bound its name to identities it
+	// does not have. Its grant is then one of nothing, and it counts as
+	// no required plugin.
+	unbound error
 }
 
 // currentGrant returns the plugin's grant under the current policy: nil
@@ -27,19 +32,33 @@ func (p *plugin) currentGrant() *policy.Grant {
 	return nil
 }
 
-// resolveGrant sets the plugin's grant under pol (nil: no policy). The
-// caller holds a.mu, which orders it against configure and events.
+// resolveGrant sets the plugin's grant under pol (nil: no policy), for
+// its identity. The caller holds a.mu, which orders it against configure
+// and events.
 func (p *plugin) resolveGrant(pol *policy.Policy) {
 	if pol == nil {
 		p.grant.Store(nil)
 		return
 	}
-	g := pol.GrantFor(p.idx, p.name)
+	g, unbound := pol.GrantForIdentity(p.idx, p.name, p.id)
+	if unbound != nil && p.unbound() == nil {
+		p.a.log.Warn("the policy binds the plugin's name to another identity: it may change nothing and counts as no required plugin",
+			"plugin", p.full, "error", unbound)
+	}
 	where := g.WhereFilter()
 	if where.MatchesAll() {
 		where = nil
 	}
-	p.grant.Store(&grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere})
+	p.grant.Store(&grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere, unbound: unbound})
+}
+
+// unbound returns the policy's refusal of the plugin's identity under the
+// current policy, or nil (see grantState.unbound).
+func (p *plugin) unbound() error {
+	if gs := p.grant.Load(); gs != nil {
+		return gs.unbound
+	}
+	return nil
 }
 
 // inWhere reports whether the subject s of an event is within the

@@ -8,7 +8,7 @@
 //     programs, so it may not import any of them (adaptation, stub, ...);
 //   - only tests and other test helpers import internal/testing/...;
 //   - the libraries (api, stub, adaptation, merge, filter, validator,
-//     ocispec, conformance) import nothing of the tool (cmd/), the sample
+//     ocispec, conformance, policy, identity) import nothing of the tool (cmd/), the sample
 //     plugins (plugins/) or the suites of tests/;
 //   - nothing imports tests/.
 //
