@@ -316,3 +316,31 @@ func TestIdentityUnknownPeer(t *testing.T) {
 		t.Error("an unknown peer meets uids: [0]")
 	}
 }
+
+// BenchmarkIdentify measures what deriving an external plugin's identity
+// costs its registration (once per connection): the peer captured from a
+// unix socket (SO_PEERCRED, SO_PEERPIDFD), /proc read through the pidfd
+// check, the executable's digest (the test binary's, from the cache after
+// the first), and the runtime's list of 110 pods and containers searched
+// for the process's cgroup.
+func BenchmarkIdentify(b *testing.B) {
+	rt := newTestRuntime(b, nil)
+	for i := range 110 {
+		rt.store.AddPod(&api.PodSandbox{Id: fmt.Sprintf("pod%d", i), Namespace: "default", Name: fmt.Sprintf("pod-%d", i)})
+		rt.store.AddCtr(&api.Container{Id: fmt.Sprintf("ctr%d", i), PodSandboxId: fmt.Sprintf("pod%d", i), Name: "c",
+			Linux: &api.LinuxContainer{CgroupsPath: fmt.Sprintf("kubepods-besteffort-pod%d.slice:cri-containerd:ctr%d", i, i)}})
+	}
+	for b.Loop() {
+		rtEnd, plEnd := unixPair(b)
+		peer, err := identity.Capture(rtEnd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if id := rt.a.identify("10-x", peer); id.Process == nil || id.Process.Digest == "" || id.Unlocated != "" {
+			b.Fatalf("identity %s", id)
+		}
+		peer.Close()
+		rtEnd.Close()
+		plEnd.Close()
+	}
+}
