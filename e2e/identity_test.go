@@ -79,22 +79,9 @@ func (r *runtime) runPlugin(pod harness.PodConfig, ctr harness.ContainerConfig, 
 // wants, and returns it.
 func (r *runtime) waitLogLine(what string, wants ...string) string {
 	r.t.Helper()
-	var line string
-	err := harness.Eventually(r.ctx, time.Minute, func() error {
-		for _, l := range strings.Split(r.Log(), "\n") {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(l, w)
-			}
-			if ok {
-				line = strings.TrimSpace(l)
-				return nil
-			}
-		}
-		return fmt.Errorf("%s's log has no line about %s with %q", r.Kind(), what, wants)
-	})
+	line, err := harness.WaitLine(r.ctx, time.Minute, r.Log, wants...)
 	if err != nil {
-		r.t.Fatalf("%v\n%s", err, lineWith(r.Log(), "plugin registration failed"))
+		r.t.Fatalf("%s's log, %s: %v\n%s", r.Kind(), what, err, lineWith(r.Log(), "plugin registration failed"))
 	}
 	return line
 }

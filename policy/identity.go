@@ -281,54 +281,37 @@ func (p *Policy) GrantForIdentity(idx, name string, id *identity.Identity) (*Gra
 		return nil, nil
 	}
 	full := api.FullPluginName(idx, name)
-	var (
-		grant  *Grant
-		unmet  []string
-		named  bool
-		reqMet = true
-	)
-	for _, g := range p.grants {
-		if !g.matches(idx, name, full) {
-			continue
-		}
-		named = true
-		if g.identity.met(id) {
-			grant = g
-			break
-		}
-		unmet = append(unmet, g.identity.requires())
-	}
-	if named && grant == nil {
-		reqMet = false
-	}
-	var reqUnmet []string
-	reqNamed, reqOK := false, false
-	for i := range p.requirements {
-		r := &p.requirements[i]
-		if !r.names(name, full) {
-			continue
-		}
-		reqNamed = true
-		if r.identity.met(id) {
-			reqOK = true
-			break
-		}
-		reqUnmet = append(reqUnmet, r.identity.requires())
-	}
-	if reqNamed && !reqOK {
-		reqMet = false
-		unmet = append(unmet, reqUnmet...)
-	}
-	if !reqMet {
+	g, grantsUnmet := firstMet(p.grants, id, func(g *Grant) (bool, *identityRule) { return g.matches(idx, name, full), &g.identity })
+	_, requiredUnmet := firstMet(p.requirements, id, func(r requirement) (bool, *identityRule) { return r.names(name, full), &r.identity })
+	if unmet := append(grantsUnmet, requiredUnmet...); len(unmet) > 0 {
 		return p.none, &IdentityError{Plugin: full, Identity: id, Requires: unmet}
 	}
 	switch {
-	case grant != nil:
-		return grant, nil
+	case g >= 0:
+		return p.grants[g], nil
 	case p.def.identity.met(id):
 		return p.def, nil
 	}
 	return p.none, nil
+}
+
+// firstMet returns the index of the first of items that names the plugin
+// and has an identity id meets, or -1; if items name the plugin but id
+// meets none of their identities, what each of them requires. rule says
+// whether an item names the plugin, and gives its identity.
+func firstMet[T any](items []T, id *identity.Identity, rule func(T) (bool, *identityRule)) (int, []string) {
+	var unmet []string
+	for i, it := range items {
+		names, r := rule(it)
+		if !names {
+			continue
+		}
+		if r.met(id) {
+			return i, nil
+		}
+		unmet = append(unmet, r.requires())
+	}
+	return -1, unmet
 }
 
 // matches reports whether a pattern of g matches the plugin idx-name

@@ -400,13 +400,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, what string) int {
 func TestServe(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "nri.sock")
 	serve, stdout, stderr := startServe(t, "--socket", socket, "--wait-plugins", "1", "--timeout", "30s", "--output", "json")
-	plugin := exec.Command(nriBinary, "plugin", "logger", "-idx", "10", "-socket", socket)
-	var pluginErr bytes.Buffer
-	plugin.Stderr = &pluginErr
-	if err := plugin.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = plugin.Process.Kill() })
+	plugin, pluginErr := startLogger(t, socket)
 	if code := waitExit(t, serve, "nri serve"); code != 0 {
 		t.Fatalf("nri serve exit %d\nstderr:\n%s", code, stderr)
 	}
@@ -426,6 +420,20 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(pluginErr.String(), "CreateContainer") {
 		t.Errorf("the logger logged no CreateContainer:\n%s", pluginErr.String())
 	}
+}
+
+// startLogger starts `nri plugin logger` as an external plugin of the
+// runtime at socket, its stderr in the buffer returned.
+func startLogger(t *testing.T, socket string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	plugin := exec.Command(nriBinary, "plugin", "logger", "-idx", "10", "-socket", socket)
+	var stderr bytes.Buffer
+	plugin.Stderr = &stderr
+	if err := plugin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plugin.Process.Kill() })
+	return plugin, &stderr
 }
 
 // brokenPlugin writes a plugin executable that exits at once.
@@ -483,13 +491,7 @@ func TestServeIdentityRefusal(t *testing.T) {
 	}
 	serve, _, stderr := startServe(t, "--socket", socket, "--policy", pol, "--wait-plugins", "1", "--timeout", "5s")
 	waitSocket(t, socket)
-	plugin := exec.Command(nriBinary, "plugin", "logger", "-idx", "10", "-socket", socket)
-	var pluginErr bytes.Buffer
-	plugin.Stderr = &pluginErr
-	if err := plugin.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = plugin.Process.Kill() })
+	plugin, pluginErr := startLogger(t, socket)
 	if code := waitExit(t, plugin, "the plugin"); code == 0 {
 		t.Errorf("the refused plugin exited with status 0:\n%s", pluginErr.String())
 	}

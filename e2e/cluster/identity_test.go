@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,22 +98,9 @@ func identityEnforced(t *testing.T, n *node) {
 // one of wants, and returns it.
 func (n *node) waitContainerdLine(what string, wants ...string) string {
 	n.t.Helper()
-	var line string
-	err := harness.Eventually(n.ctx, 2*time.Minute, func() error {
-		for _, l := range strings.Split(n.Containerd.Log(), "\n") {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(l, w)
-			}
-			if ok {
-				line = strings.TrimSpace(l)
-				return nil
-			}
-		}
-		return fmt.Errorf("containerd's log has no line about %s with %q", what, wants)
-	})
+	line, err := harness.WaitLine(n.ctx, 2*time.Minute, n.Containerd.Log, wants...)
 	if err != nil {
-		n.t.Fatalf("%v\n%s", err, n.Containerd.LogTail(30))
+		n.t.Fatalf("containerd's log, %s: %v\n%s", what, err, n.Containerd.LogTail(30))
 	}
 	return line
 }
