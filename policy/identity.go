@@ -382,3 +382,18 @@ func (p *Policy) Warnings() []*Error {
 	}
 	return slices.Clone(p.warnings)
 }
+
+// RequiredSummary describes each entry of required for `nri check
+// policy`: its plugin and the identity it takes, as Grant.Identity
+// renders it ("gpu-policy identity=launched").
+func (p *Policy) RequiredSummary() []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(p.requirements))
+	for i := range p.requirements {
+		r := &p.requirements[i]
+		out[i] = r.name + " identity=" + r.identity.String()
+	}
+	return out
+}

@@ -163,6 +163,9 @@ func TestIdentityParse(t *testing.T) {
 	if req := p.Required(); strings.Join(req, ",") != "gpu-policy,differ" {
 		t.Errorf("Required() = %v", req)
 	}
+	if req := strings.Join(p.RequiredSummary(), "; "); req != "gpu-policy identity=in_no_container AND uids=[0] AND executables=[sha256:"+strings.Repeat("c", 64)+"]; differ identity=launched" {
+		t.Errorf("RequiredSummary() = %s", req)
+	}
 	if s := p.Grants()[1].Summary(); s != "policy.yaml:16: grants[1] plugins=logger identity=any where=all allows=none" {
 		t.Errorf("Summary: %s", s)
 	}

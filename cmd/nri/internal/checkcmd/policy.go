@@ -56,7 +56,7 @@ func checkPolicy(w io.Writer, path string) error {
 	}
 	grants := p.Grants()
 	fmt.Fprintf(w, "%s: valid: %d %s and the default\n", path, len(grants)-1, plural(len(grants)-1, "grant"))
-	if req := p.Required(); len(req) > 0 {
+	if req := p.RequiredSummary(); len(req) > 0 {
 		fmt.Fprintf(w, "required: %s\n", strings.Join(req, ", "))
 	}
 	for _, g := range grants {

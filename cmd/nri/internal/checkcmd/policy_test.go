@@ -33,7 +33,7 @@ func TestCheckPolicy(t *testing.T) {
 		t.Fatalf("valid policy: %v\n%s", err, out)
 	}
 	want := "policy.yaml: valid: 1 grant and the default\n" +
-		"required: 10-logger\n" +
+		"required: 10-logger identity=launched\n" +
 		`policy.yaml:3: grants[0] plugins=gpu-env identity=launched where=namespaces=["gpu-*"] AND cel="pod.name != 'x'" allows=env` + "\n" +
 		"policy.yaml: no default grant where=all allows=none\n"
 	if out != want {
