@@ -165,6 +165,9 @@ func (id *Identity) Same(o *Identity) bool {
 	}
 	switch c, d := id.Container, o.Container; {
 	case c != nil && d != nil:
+		if c.Pod.Name == "" || d.Pod.Name == "" { // a pod the runtime did not list: the container alone
+			return c.ID != "" && c.ID == d.ID
+		}
 		return c.Pod.Namespace == d.Pod.Namespace && c.Pod.Name == d.Pod.Name && c.Name == d.Name
 	case c == nil && d == nil:
 		return p.Digest != "" && p.Digest == q.Digest

@@ -12,6 +12,12 @@ func inPod(uid int, namespace, podName, name string) *Identity {
 		Container: &Container{ID: "c1", Name: name, Pod: Pod{Namespace: namespace, Name: podName, Labels: map[string]string{"app": "x"}}}}
 }
 
+// noPod returns an external identity in the container id, whose pod the
+// runtime did not list.
+func noPod(id string) *Identity {
+	return &Identity{Kind: External, Process: &Process{UID: 0}, Container: &Container{ID: id, Name: "plugin", Pod: Pod{ID: "p"}}}
+}
+
 // onHost returns an external identity of uid running digest in no
 // container.
 func onHost(uid int, digest string) *Identity {
@@ -37,6 +43,8 @@ func TestSame(t *testing.T) {
 		{"another uid", real, inPod(1000, "kube-system", "nri-plugin-logger-x7k2p", "plugin"), false},
 		{"a host process", real, onHost(0, "sha256:aa"), false},
 		{"not located", real, unlocated, false},
+		{"pods not listed, other containers", noPod("c1"), noPod("c2"), false},
+		{"pods not listed, the same container", noPod("c1"), noPod("c1"), true},
 		{"the same host executable", onHost(0, "sha256:aa"), onHost(0, "sha256:aa"), true},
 		{"another host executable", onHost(0, "sha256:aa"), onHost(0, "sha256:bb"), false},
 		{"an executable not hashed", noDigest, noDigest, false},
