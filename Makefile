@@ -122,7 +122,9 @@ test-images:
 	cd deploy/images && $(GO) mod tidy -diff && CGO_ENABLED=0 $(GO) vet -trimpath ./... && CGO_ENABLED=0 $(GO) test -trimpath -count=1 ./...
 
 ## check-platforms: the main module and the compatibility module compat/nri (see docs/embedding.md) build for
-## windows and darwin, as containerd builds its NRI code there; compat/nri is tidy and vetted on linux.
+## windows and darwin, as containerd builds its NRI code there; compat/nri's packages that upstream's builds for
+## wasip1 (a WASM plugin's) build there too; compat/nri is tidy and vetted on linux.
+COMPAT_WASIP1_PKGS := . ./pkg/api ./pkg/log ./pkg/net ./pkg/plugin ./pkg/version ./pkg/runtime-tools/generate ./pkg/adaptation/builtin ./plugins/default-validator/... ./types/v1
 .PHONY: check-platforms
 check-platforms:
 	@set -e; for os in windows darwin; do \
@@ -130,6 +132,7 @@ check-platforms:
 	  GOOS=$$os $(GO) build ./...; \
 	  (cd compat/nri && GOOS=$$os GOWORK=off $(GO) build ./...); \
 	done
+	cd compat/nri && GOOS=wasip1 GOARCH=wasm GOWORK=off $(GO) build $(COMPAT_WASIP1_PKGS)
 	cd compat/nri && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./...
 
 ## test-compat: compat/nri's own tests, and containerd v2.4.2 built on it (compat/containerdbuild, see
@@ -173,11 +176,14 @@ generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go
+	cd compat/nri && GOWORK=off $(GO) generate ./pkg/api ./pkg/adaptation
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
+COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
+
 check-generated: generate
-	@git diff --exit-code -- api/ || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/)" || (echo "untracked generated files in api/"; exit 1)
+	@git diff --exit-code -- api/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
