@@ -20,13 +20,20 @@ check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## check-tidy: go.mod and go.sum of the main module and of e2e/ are what `go mod tidy` makes them.
+## check-tidy: go.mod and go.sum of the main module, of e2e/ and of the test modules are what `go mod tidy`
+## makes them.
 check-tidy:
 	$(GO) mod tidy -diff
 	cd e2e && $(GO) mod tidy -diff
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go mod tidy -diff"; (cd $$m && $(GO) mod tidy -diff); done
+
+# TEST_MODULES are modules of tests that need requirements nrikit's go.mod must not carry: a runtime or
+# plugin that adopts nrikit inherits that go.mod's requirements (tests/tracing: OpenTelemetry's SDK).
+TEST_MODULES := tests/tracing
 
 vet:
 	$(GO) vet ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go vet ./..."; (cd $$m && $(GO) vet ./...); done
 
 ## test-unit: the Go tests of the main module, without npm: the tests that run the JavaScript plugin are
 ## left to test-js.
@@ -36,6 +43,7 @@ JS_GO_TESTS := ^(TestServeJavaScriptPlugin|TestJSPlugin[A-Za-z]*)$$
 UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -162,6 +170,7 @@ test-manifests:
 
 lint: $(BIN)/staticcheck
 	$(BIN)/staticcheck ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && staticcheck ./..."; (cd $$m && $(BIN)/staticcheck ./...); done
 
 tools: $(TOOLS)
 

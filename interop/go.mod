@@ -9,6 +9,7 @@ require (
 	github.com/containerd/ttrpc v1.2.10
 	github.com/nrikit/nrikit v0.0.0
 	github.com/opencontainers/runtime-spec v1.3.0
+	golang.org/x/mod v0.41.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/apimachinery v0.37.2
 )

@@ -172,3 +172,13 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Run runs the program bin and returns its combined output; an error
+// carries it too.
+func Run(ctx context.Context, bin string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s: %w\n%s", bin, err, out)
+	}
+	return string(out), nil
+}

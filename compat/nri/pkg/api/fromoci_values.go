@@ -32,7 +32,7 @@ func FromOCIHookSlice(o []rspec.Hook) []*Hook {
 	if len(o) == 0 {
 		return nil
 	}
-	return FromOCIHooks(&rspec.Hooks{Prestart: o}).GetPrestart()
+	return FromOCIHooks(&rspec.Hooks{CreateRuntime: o}).GetCreateRuntime()
 }
 
 // FromOCIIOPriorityClass converts an OCI I/O priority class.

@@ -29,7 +29,7 @@ func main() {
 
 func run(module, other, platforms string, args []string) error {
 	if other == "" || len(args) == 0 {
-		return fmt.Errorf("usage: apidiff -other DIR [-module PATH] [-platforms LIST] PACKAGE...")
+		return fmt.Errorf("usage: apidiff -other DIR [-module PATH] [-platforms LIST] PACKAGE [PACKAGE ...]")
 	}
 	rels := make([]string, len(args))
 	for i, a := range args {
