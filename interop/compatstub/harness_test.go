@@ -1,13 +1,11 @@
 package compatstub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/nrikit/nrikit/stub/stubtest"
 
 	"github.com/nrikit/nrikit/interop/internal/consumer"
+	"github.com/nrikit/nrikit/interop/internal/testbin"
 )
 
 // launch describes how the runtime starts a plugin: its environment
@@ -57,27 +56,10 @@ func (o outcome) value(prefix string) string {
 // file descriptor 3, NRI_PLUGIN_SOCKET=3).
 type started struct {
 	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *testbin.SyncBuffer
+	stderr *testbin.SyncBuffer
 	exited chan struct{}
 	conn   *stubtest.Plugin // the runtime's side
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start launches flavour f's plugin on a new connection of rt. The
@@ -92,7 +74,7 @@ func start(t *testing.T, rt *stubtest.Runtime, f consumer.Flavor, l launch) *sta
 	cmd := exec.Command(plugins[f], l.args...)
 	cmd.Env = append([]string{api.PluginSocketEnvVar + "=3"}, l.env...)
 	cmd.ExtraFiles = []*os.File{file}
-	s := &started{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	s := &started{cmd: cmd, stdout: &testbin.SyncBuffer{}, stderr: &testbin.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
