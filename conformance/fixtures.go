@@ -139,8 +139,19 @@ var lifecycle = []api.Event{
 	api.Event_REMOVE_POD_SANDBOX,
 }
 
-// deliver sends event ev about the world's new pod and container and
-// returns the plugin's answer.
+// stateChange is event ev about the world's new pod and container as the
+// StateChangeEvent of the StateChange fallback (api.StateChangeEvents):
+// the pod, and the container for a container event.
+func (w *world) stateChange(ev api.Event) *api.StateChangeEvent {
+	sc := &api.StateChangeEvent{Event: ev, Pod: w.newPod}
+	if api.ContainerEvents.IsSet(ev) {
+		sc.Container = w.newCtr
+	}
+	return sc
+}
+
+// deliver sends event ev about the world's new pod and container with
+// its dedicated RPC and returns the plugin's answer.
 func (w *world) deliver(ctx context.Context, p api.PluginService, ev api.Event, plugin *api.PluginInstance) (proto.Message, error) {
 	pod, ctr := w.newPod, w.newCtr
 	switch ev {
