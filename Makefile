@@ -20,10 +20,12 @@ check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## check-tidy: go.mod and go.sum of the main module and of e2e/ are what `go mod tidy` makes them.
+## check-tidy: go.mod and go.sum of the main module, of e2e/ and of interop/legacyplugin (both of its go.mod
+## files, NRI v0.11.0 and v0.10.0) are what `go mod tidy` makes them.
 check-tidy:
 	$(GO) mod tidy -diff
 	cd e2e && $(GO) mod tidy -diff
+	cd interop/legacyplugin && $(GO) mod tidy -diff && $(GO) mod tidy -diff -modfile=go.v0.10.0.mod
 
 vet:
 	$(GO) vet ./...
