@@ -140,7 +140,7 @@ func (p *rawPlugin) CreateContainer(context.Context, *api.CreateContainerRequest
 	case "malformed":
 		resp.Adjust.Env = []*api.KeyValue{{Key: "", Value: "orphan"}}
 		resp.Adjust.Mounts = []*api.Mount{{Source: "/src", Type: "bind"}}
-		resp.Update = []*api.ContainerUpdate{{ContainerId: "no-such-container", Linux: &api.LinuxContainerUpdate{Resources: fixtureResources()}}}
+		resp.Update = []*api.ContainerUpdate{{ContainerId: "no-such-container", Linux: &api.LinuxContainerUpdate{Resources: newWorld().containers[1].GetLinux().GetResources()}}}
 	case "conflicting":
 		resp.Adjust.Env = []*api.KeyValue{{Key: "MODE", Value: "a"}, {Key: "MODE", Value: "b"}}
 	default:
