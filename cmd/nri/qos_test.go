@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,19 +15,7 @@ var qosExample = filepath.Join("examples", "qos.yaml")
 // those kubelet's formulas give hold. (TestDocumentedCommandLines plays
 // the example with its policy: every expectation holds.)
 func TestQOSExampleNeedsThePlugin(t *testing.T) {
-	data, err := os.ReadFile(qosExample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start, end := strings.Index(text, "plugins:\n"), strings.Index(text, "steps:\n")
-	if start < 0 || end < start {
-		t.Fatalf("no plugins before the steps in %s", qosExample)
-	}
-	path := filepath.Join(t.TempDir(), "nopolicy.yaml")
-	if err := os.WriteFile(path, []byte(text[:start]+text[end:]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := exampleWithout(t, qosExample, "plugins:\n", "steps:\n")
 	r := nri(t, "run", path)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (expectations failed)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)

@@ -15,15 +15,22 @@ type Quantity int64
 
 // UnmarshalYAML decodes an integer or a suffixed quantity.
 func (q *Quantity) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: expected a quantity such as 512Mi", n.Line)
-	}
-	v, err := ParseQuantity(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
+	v, err := decodeScalar(n, "a quantity such as 512Mi", ParseQuantity)
 	*q = Quantity(v)
-	return nil
+	return err
+}
+
+// decodeScalar parses the scalar n with parse; what names what it must
+// be, for the error about a node that is not a scalar.
+func decodeScalar(n *yaml.Node, what string, parse func(string) (int64, error)) (int64, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Errorf("line %d: expected %s", n.Line, what)
+	}
+	v, err := parse(n.Value)
+	if err != nil {
+		return 0, fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return v, nil
 }
 
 // String writes q with the largest binary suffix that divides it
@@ -78,15 +85,9 @@ const maxCPU = 1_000_000
 
 // UnmarshalYAML decodes a CPU quantity.
 func (q *CPUQuantity) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: expected a CPU quantity such as 250m or 2", n.Line)
-	}
-	v, err := ParseCPUQuantity(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
+	v, err := decodeScalar(n, "a CPU quantity such as 250m or 2", ParseCPUQuantity)
 	*q = CPUQuantity(v)
-	return nil
+	return err
 }
 
 // ParseCPUQuantity parses a CPU quantity into thousandths of a CPU: an
