@@ -20,12 +20,13 @@ check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## check-tidy: go.mod and go.sum of the main module, of e2e/ and of the test modules are what `go mod tidy`
-## makes them.
+## check-tidy: go.mod and go.sum of the main module, of e2e/, of the test modules and of interop/legacyplugin
+## (both of its go.mod files, NRI v0.11.0 and v0.10.0) are what `go mod tidy` makes them.
 check-tidy:
 	$(GO) mod tidy -diff
 	cd e2e && $(GO) mod tidy -diff
 	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go mod tidy -diff"; (cd $$m && $(GO) mod tidy -diff); done
+	cd interop/legacyplugin && $(GO) mod tidy -diff && $(GO) mod tidy -diff -modfile=go.v0.10.0.mod
 
 # TEST_MODULES are modules of tests that need requirements nrikit's go.mod must not carry: a runtime or
 # plugin that adopts nrikit inherits that go.mod's requirements (tests/tracing: OpenTelemetry's SDK).

@@ -41,7 +41,7 @@ const repoRoot = "../.."
 // docSources are the files whose command lines are run, relative to the
 // repository root.
 var docSources = []string{"docs/cli.md", "README.md", "cmd/nri/examples/default.yaml",
-	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml"}
+	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml", "cmd/nri/examples/qos.yaml"}
 
 // docLine is a command line of the documentation, normalised: "nri ..."
 // whether written as nri, go run ./cmd/nri or go install ... && nri;
@@ -469,6 +469,10 @@ var docLineCases = map[string]docCase{
 	},
 	"nri run cmd/nri/examples/wasm.yaml": func(t *testing.T, e *docEnv, argv []string) {
 		exampleModule(t) // the build nri run makes, from the Go build cache
+		inDir(".", "every outcome as expected")(t, e, argv)
+	},
+	"nri run cmd/nri/examples/qos.yaml": func(t *testing.T, e *docEnv, argv []string) {
+		needGo(t)
 		inDir(".", "every outcome as expected")(t, e, argv)
 	},
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o 50-mine ./myplugin": func(t *testing.T, e *docEnv, argv []string) {
