@@ -17,18 +17,29 @@ import (
 
 // DeniedRecorder is an optional interface of a [MetricsRecorder]: a
 // recorder that implements it is told of every change a plugin's grant
-// does not allow, by plugin (IDX-NAME), field (a [policy.Capability]'s
-// stable name, one of a fixed set) and action ([ActionDenied] if it was
-// refused, [ActionAudited] if its grant is in audit mode and it was
-// applied), as the nri_plugin_denied_total metric counts them; if it
-// implements [RequestRecorder] too, not after it was told to forget the
-// plugin.
+// refused, by plugin (IDX-NAME) and field (a [policy.Capability]'s stable
+// name, one of a fixed set), as the nri_plugin_denied_total metric counts
+// them with action [ActionDenied]; if it implements [RequestRecorder]
+// too, not after it was told to forget the plugin. Changes a grant in
+// audit mode lets through are told to an [AuditedRecorder] instead.
 type DeniedRecorder interface {
-	RecordDenied(ctx context.Context, plugin, field, action string)
+	RecordDenied(ctx context.Context, plugin, field string)
 }
 
-// The actions of [DeniedRecorder.RecordDenied], the values of the action
-// label of [MetricDenied].
+// AuditedRecorder is an optional interface of a [MetricsRecorder]: a
+// recorder that implements it is told of every change a plugin's grant
+// does not allow but, being in audit mode (policy.ActionAudit), let
+// through (logged and applied), by plugin and field as
+// [DeniedRecorder.RecordDenied] is told of refusals, as the
+// nri_plugin_denied_total metric counts them with action
+// [ActionAudited]; if it implements [RequestRecorder] too, not after it
+// was told to forget the plugin.
+type AuditedRecorder interface {
+	RecordAudited(ctx context.Context, plugin, field string)
+}
+
+// The values of the action label of [MetricDenied]: which of
+// [DeniedRecorder] and [AuditedRecorder] is told of a violation.
 const (
 	// ActionDenied is a change refused by the plugin's grant.
 	ActionDenied = "denied"
@@ -36,14 +47,6 @@ const (
 	// audit mode (policy.ActionAudit): logged, counted and applied.
 	ActionAudited = "audited"
 )
-
-// actionLabel is the metric's action of a grant's.
-func actionLabel(a policy.Action) string {
-	if a == policy.ActionAudit {
-		return ActionAudited
-	}
-	return ActionDenied
-}
 
 // checkGrant refuses an answer of p to e about s that makes changes p's
 // grant does not allow: the adjustment of a container being created, and
@@ -99,9 +102,11 @@ func (s subject) target(id string) (*api.PodSandbox, *api.Container) {
 }
 
 // countDenied counts the violations, refused or audited (action), in
-// the denied metric and tells the embedder's DeniedRecorder.
+// the denied metric: it tells the embedder's DeniedRecorder of the
+// refused ones, its AuditedRecorder of the audited ones.
 func (p *plugin) countDenied(vs []policy.Violation, action policy.Action) {
-	if p.a.metrics == nil || p.a.metrics.denied == nil {
+	m := p.a.metrics
+	if m == nil || (m.denied == nil && m.audited == nil) {
 		return
 	}
 	p.pm.mu.RLock()
@@ -110,7 +115,12 @@ func (p *plugin) countDenied(vs []policy.Violation, action policy.Action) {
 		return
 	}
 	for _, v := range vs {
-		p.a.metrics.denied.RecordDenied(p.a.ctx, p.full, v.Field.String(), actionLabel(action))
+		switch {
+		case action != policy.ActionAudit && m.denied != nil:
+			m.denied.RecordDenied(p.a.ctx, p.full, v.Field.String())
+		case action == policy.ActionAudit && m.audited != nil:
+			m.audited.RecordAudited(p.a.ctx, p.full, v.Field.String())
+		}
 	}
 }
 
