@@ -197,12 +197,16 @@ func (f *runtimeFlags) writeReport(g *globals, r *report.Report) error {
 }
 
 // result turns the report's outcome into the command's error. A plugin
-// that did not register comes first: it is the likelier cause of steps
-// that went wrong.
+// that did not register or was lost comes first: it is the likelier
+// cause of steps that went wrong.
 func result(r *report.Report) error {
 	switch {
+	case len(r.RegistrationErrors) > 0 && len(r.Lost) > 0:
+		return codef(exitPlugins, "%d plugin(s) did not register and %d were lost: %w", len(r.RegistrationErrors), len(r.Lost), errReported)
 	case len(r.RegistrationErrors) > 0:
 		return codef(exitPlugins, "%d plugin(s) did not register: %w", len(r.RegistrationErrors), errReported)
+	case len(r.Lost) > 0:
+		return codef(exitPlugins, "%d plugin(s) were lost during the run: %w", len(r.Lost), errReported)
 	case !r.OK:
 		return codef(exitSteps, "%d step(s) did not go as expected: %w", len(r.Failures), errReported)
 	}

@@ -123,6 +123,19 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
+// key returns the key node name of the mapping n, or nil.
+func key(n *yaml.Node, name string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
 // node returns the YAML node at path below n: string elements are
 // mapping keys, int elements sequence indexes. It returns nil if there is
 // no such node.

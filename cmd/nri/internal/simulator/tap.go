@@ -10,27 +10,35 @@ import (
 )
 
 // tap is a log handler in front of the runtime's logger that picks out
-// the registration failures the adaptation logs, so that the report and
-// `nri serve` can show them with their reasons.
+// the registration failures and the disconnections the adaptation logs,
+// so that the report and `nri serve` can show them with their reasons.
 type tap struct {
-	inner  slog.Handler
-	failed func(plugin, reason string)
+	inner        slog.Handler
+	failed       func(plugin, reason string)
+	disconnected func(plugin, reason string)
 }
 
-func newTap(inner slog.Handler, failed func(plugin, reason string)) *tap {
-	return &tap{inner: inner, failed: failed}
+func newTap(inner slog.Handler, failed, disconnected func(plugin, reason string)) *tap {
+	return &tap{inner: inner, failed: failed, disconnected: disconnected}
 }
 
-// Enabled is always true for errors, which the tap inspects whatever the
-// inner handler's level.
+// msgDisconnected is the adaptation's log message for a plugin it
+// disconnected, with the plugin and the reason.
+const msgDisconnected = "plugin disconnected"
+
+// Enabled is always true for errors and information, which the tap
+// inspects whatever the inner handler's level.
 func (t *tap) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelError || t.inner.Enabled(ctx, l)
+	return l >= slog.LevelInfo || t.inner.Enabled(ctx, l)
 }
 
 // Handle inspects the record and passes it on.
 func (t *tap) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
+	switch {
+	case r.Level >= slog.LevelError:
 		t.inspect(r)
+	case r.Message == msgDisconnected:
+		t.inspectDisconnect(r)
 	}
 	if !t.inner.Enabled(ctx, r.Level) {
 		return nil
@@ -78,12 +86,30 @@ func (t *tap) inspect(r slog.Record) {
 	t.failed(plugin, cause.Error())
 }
 
+// inspectDisconnect tells disconnected of a plugin the runtime
+// disconnected, with its reason.
+func (t *tap) inspectDisconnect(r slog.Record) {
+	var plugin, reason string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "plugin":
+			plugin = a.Value.String()
+		case "reason":
+			reason = a.Value.String()
+		}
+		return true
+	})
+	if plugin != "" {
+		t.disconnected(plugin, reason)
+	}
+}
+
 // WithAttrs returns a tap in front of the inner handler with attrs.
 func (t *tap) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &tap{inner: t.inner.WithAttrs(attrs), failed: t.failed}
+	return &tap{inner: t.inner.WithAttrs(attrs), failed: t.failed, disconnected: t.disconnected}
 }
 
 // WithGroup returns a tap in front of the inner handler with the group.
 func (t *tap) WithGroup(name string) slog.Handler {
-	return &tap{inner: t.inner.WithGroup(name), failed: t.failed}
+	return &tap{inner: t.inner.WithGroup(name), failed: t.failed, disconnected: t.disconnected}
 }
