@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
 	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
@@ -115,8 +116,8 @@ func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenari
 	if path == "" {
 		sc, err = scenario.Parse(embeddedName, embedded)
 	} else {
-		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
-			return nil, codef(exitUsage, "no scenario file %s", path)
+		if err := filearg.Check(path); err != nil {
+			return nil, codef(exitUsage, "scenario file %s: %v", path, err)
 		}
 		sc, err = scenario.Load(path)
 	}
@@ -165,6 +166,9 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	if f.policy != "" {
 		// The file a user names: the owner and mode rules of a runtime's
 		// policy file do not apply (as for nri check policy).
+		if err := filearg.Check(f.policy); err != nil {
+			return nil, codef(exitUsage, "invalid --policy %s: %v", f.policy, err)
+		}
 		p, err := policy.LoadUntrusted(f.policy, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 		if err != nil {
 			return nil, withCode(exitScenario, fmt.Errorf("--policy: %w", err))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -262,5 +263,19 @@ func TestExitCodeTable(t *testing.T) {
 		if !documented[code] {
 			t.Errorf("exit code %d (%s) is not in docs/cli.md's table", code, what)
 		}
+	}
+}
+
+// TestDescribeBuild checks nri --version's words with and without the
+// commit the build recorded (go run and -buildvcs=false record none).
+func TestDescribeBuild(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	if got, want := describeBuild(info), "(devel), commit unknown (built without version control information: go run, or go build -buildvcs=false), go1.26.8"; got != want {
+		t.Errorf("without VCS information: %q, want %q", got, want)
+	}
+	info.Settings = []debug.BuildSetting{{Key: "vcs.revision", Value: "9654983abcdef0123456789"}, {Key: "vcs.time", Value: "2026-12-07T04:00:00Z"},
+		{Key: "vcs.modified", Value: "true"}}
+	if got, want := describeBuild(info), "(devel), commit 9654983abcdef0123456789 of 2026-12-07T04:00:00Z, with uncommitted changes, go1.26.8"; got != want {
+		t.Errorf("with VCS information: %q, want %q", got, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/spf13/cobra"
@@ -160,6 +161,9 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 			if configFile != "" {
 				if cfg.Config != "" {
 					return usagef(cmd, "give either --config or --config-file, not both")
+				}
+				if err := filearg.Check(configFile); err != nil {
+					return usagef(cmd, "invalid --config-file %s: %v", configFile, err)
 				}
 				b, err := os.ReadFile(configFile)
 				if err != nil {

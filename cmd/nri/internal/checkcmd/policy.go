@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/filter/celscope"
 	"github.com/nrikit/nrikit/policy"
@@ -29,7 +30,8 @@ selectors, unknown enum names, rlimits and namespace types are mistakes, printed
 as FILE:LINE: message. A valid file is summarized: the required plugins and each grant with
 its plugins, where and what it allows, in the order plugins are matched.
 
-Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error.`,
+Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error (a FILE
+that does not exist or cannot be read included).`,
 		Example:      "  nri check policy /etc/nri/policy.yaml",
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
@@ -42,6 +44,9 @@ Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error.`
 // checkPolicy checks the policy file at path and prints the summary or
 // the mistakes to w.
 func checkPolicy(w io.Writer, path string) error {
+	if err := filearg.Check(path); err != nil {
+		return &UsageError{Err: fmt.Errorf("policy file %s: %w", path, err)}
+	}
 	p, err := policy.LoadUntrusted(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 	var pe *policy.Error
 	if err != nil && !errors.As(err, &pe) {

@@ -44,7 +44,7 @@ func TestCheckPolicy(t *testing.T) {
 	if !errors.Is(err, ErrInvalidPolicy) || !strings.HasSuffix(err.Error(), "policy.yaml: 1 mistake") {
 		t.Errorf("typo: error %v", err)
 	}
-	if want := "policy.yaml:4: unknown key \"evn\" in adjustspec\n"; !strings.HasPrefix(out, want) {
+	if want := "policy.yaml:4: unknown key \"evn\" in grants[0].adjust (did you mean \"env\"?)\n"; !strings.HasPrefix(out, want) {
 		t.Errorf("typo: output\n%s\nwant\n%s", out, want)
 	}
 	if _, err := runPolicy(t, "default:\n  adjust:\n    sysctl: [\"[\", \"[\"]\n"); err == nil || !strings.HasSuffix(err.Error(), ": 2 mistakes") {

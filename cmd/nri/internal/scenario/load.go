@@ -55,7 +55,7 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, data []byte) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(file, data, err, nil)
+		return nil, yamlError(file, data, err, nil, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty scenario"}
@@ -67,7 +67,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	dec.KnownFields(true)
 	s := &Scenario{}
 	if err := dec.Decode(s); err != nil {
-		return nil, yamlError(file, data, err, root.Content[0])
+		return nil, yamlError(file, data, err, root.Content[0], s)
 	}
 	switch line, err := yamldoc.Rest(dec, data); {
 	case err != nil:
@@ -94,10 +94,15 @@ func (s *Scenario) Errorf(line int, format string, args ...any) error {
 }
 
 // yamlError turns a yaml.v3 error about data into *Error values with
-// lines (see yamldoc.Explain); with the document's root node, a value of
-// the wrong type names its field.
-func yamlError(file string, data []byte, err error, root *yaml.Node) error {
-	return fileErrors(file, yamldoc.Explain(data, err, root))
+// lines (see yamldoc.Explain); with the document's root node and the
+// scenario decoded into, a value of the wrong type names its field and an
+// unknown key its place and the key it was probably meant to be.
+func yamlError(file string, data []byte, err error, root *yaml.Node, s *Scenario) error {
+	var v any
+	if s != nil {
+		v = s
+	}
+	return fileErrors(file, yamldoc.Explain(data, err, root, v))
 }
 
 // fileErrors turns yamldoc's errors into *Error values of file.
