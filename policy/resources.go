@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nrikit/nrikit/api"
 )
@@ -110,13 +111,67 @@ func cpuSet(c *api.LinuxCPU) bool {
 		c.GetRealtimePeriod() != nil || c.GetCpus() != "" || c.GetMems() != "")
 }
 
+// memoryValue renders the memory settings m sets, and only those (a
+// reservation the plugin did not set is not "reservation 0").
 func memoryValue(m *api.LinuxMemory) string {
-	return fmt.Sprintf("limit %d reservation %d", m.GetLimit().GetValue(), m.GetReservation().GetValue())
+	var b setFields
+	b.int("limit", m.GetLimit())
+	b.int("reservation", m.GetReservation())
+	b.int("swap", m.GetSwap())
+	b.int("kernel", m.GetKernel())
+	b.int("kernel_tcp", m.GetKernelTcp())
+	b.uint("swappiness", m.GetSwappiness())
+	b.bool("disable_oom_killer", m.GetDisableOomKiller())
+	b.bool("use_hierarchy", m.GetUseHierarchy())
+	return quote(b.String())
 }
 
+// cpuValue renders the CPU settings c sets, and only those.
 func cpuValue(c *api.LinuxCPU) string {
-	return quote(fmt.Sprintf("shares %d quota %d period %d cpus %s mems %s", c.GetShares().GetValue(),
-		c.GetQuota().GetValue(), c.GetPeriod().GetValue(), c.GetCpus(), c.GetMems()))
+	var b setFields
+	b.uint("shares", c.GetShares())
+	b.int("quota", c.GetQuota())
+	b.uint("period", c.GetPeriod())
+	b.int("realtime_runtime", c.GetRealtimeRuntime())
+	b.uint("realtime_period", c.GetRealtimePeriod())
+	b.str("cpus", c.GetCpus())
+	b.str("mems", c.GetMems())
+	return quote(b.String())
+}
+
+// setFields renders the fields of a message that are set, "NAME VALUE"
+// each, separated by blanks.
+type setFields struct{ strings.Builder }
+
+func (b *setFields) add(name string, value any) {
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	fmt.Fprintf(b, "%s %v", name, value)
+}
+
+func (b *setFields) int(name string, v *api.OptionalInt64) {
+	if v != nil {
+		b.add(name, v.GetValue())
+	}
+}
+
+func (b *setFields) uint(name string, v *api.OptionalUInt64) {
+	if v != nil {
+		b.add(name, v.GetValue())
+	}
+}
+
+func (b *setFields) bool(name string, v *api.OptionalBool) {
+	if v != nil {
+		b.add(name, v.GetValue())
+	}
+}
+
+func (b *setFields) str(name, v string) {
+	if v != "" {
+		b.add(name, v)
+	}
 }
 
 func deviceRuleValue(d *api.LinuxDeviceCgroup) string {

@@ -157,16 +157,28 @@ func (fs fields) get(key string) (string, bool) {
 }
 
 // text writes the fields as slog's text handler does: key=value,
-// separated by spaces, values quoted where needed.
+// separated by spaces, values quoted where needed; except that a value
+// of several lines (a stack trace) is written below the line, indented,
+// one line a line, rather than as one quoted string of \n escapes: its
+// key says "(below)".
 func (fs fields) text() string {
-	var b strings.Builder
+	var b, below strings.Builder
 	for i, f := range fs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.key + "=" + textValue(f.value))
+		v := strings.TrimRight(f.value, "\n")
+		if !strings.Contains(v, "\n") {
+			b.WriteString(f.key + "=" + textValue(f.value))
+			continue
+		}
+		b.WriteString(f.key + "=(below)")
+		below.WriteString("\n    " + f.key + ":")
+		for _, l := range strings.Split(v, "\n") {
+			below.WriteString("\n        " + l)
+		}
 	}
-	return b.String()
+	return b.String() + below.String()
 }
 
 // marshalJSON writes the fields as one JSON object, in order; time and

@@ -100,3 +100,17 @@ func TestPluginLinesJSON(t *testing.T) {
 		t.Errorf("other lines: %v", recs[2:])
 	}
 }
+
+// TestPluginLinesStackTrace checks that a plugin's log line with a value
+// of several lines (a panic's stack trace) is written with that value
+// below it, a line a line, instead of one quoted string of \n escapes.
+func TestPluginLinesStackTrace(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(newLogHandler(&buf, logFormatText, slog.LevelWarn))
+	forwardedLine(log, `time=2026-12-03T11:03:37.755Z level=ERROR msg="plugin handler panicked" panic=boom stack="goroutine 36 [running]:\nmain.(*plugin).CreateContainer()\n\t/src/plugin.go:115 +0x318\n"`)
+	want := "time=2026-12-03T11:03:37.755Z level=ERROR msg=\"plugin handler panicked\" panic=boom stack=(below) plugin=10-logger\n" +
+		"    stack:\n        goroutine 36 [running]:\n        main.(*plugin).CreateContainer()\n        \t/src/plugin.go:115 +0x318\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
