@@ -25,51 +25,22 @@ type DeniedRecorder interface {
 }
 
 // checkGrant refuses an answer of p to e about s that makes changes p's
-// grant does not allow: the adjustment of a container being created, and
-// the updates and evictions of any answer. An answer that opts out
-// carries no changes (see CreateContainer): it is not checked. The
-// refusal is p's failure of the request (FailureDenied), under its
-// failure policy.
+// grant does not allow (policy.Grant.CheckAnswer: the adjustment of a
+// container being created, and the updates and evictions of any answer;
+// an answer that opts out carries no changes). The refusal is p's
+// failure of the request (FailureDenied), under its failure policy.
 func (p *plugin) checkGrant(e api.Event, s subject, rsp proto.Message) error {
 	g := p.currentGrant()
 	if g == nil {
 		return nil
 	}
-	if oo, ok := rsp.(optOuter); ok && hasOptOut(oo.GetOptOut()) {
-		return nil
-	}
-	var vs []policy.Violation
-	if c, ok := rsp.(*api.CreateContainerResponse); ok && c.GetAdjust() != nil {
-		vs = g.CheckAdjustment(s.pod, s.ctr, c.GetAdjust())
-	}
-	if u, ok := rsp.(updater); ok {
-		for _, u := range u.GetUpdate() {
-			pod, ctr := s.target(u.GetContainerId())
-			vs = append(vs, g.CheckUpdate(pod, ctr, u)...)
-		}
-	}
-	if ev, ok := rsp.(evicter); ok {
-		for _, ev := range ev.GetEvict() {
-			pod, ctr := s.target(ev.GetContainerId())
-			vs = append(vs, g.CheckEviction(pod, ctr, ev)...)
-		}
-	}
+	vs := g.CheckAnswer(s.pod, s.ctr, rsp)
 	if len(vs) == 0 {
 		return nil
 	}
 	err := policy.Deny(p.full, s.pod, s.ctr, vs)
 	p.countDenied(vs)
 	return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err})
-}
-
-// target returns the pod and container of the event's subject if id is
-// the subject's container, else nils: the grant's where is then checked
-// by the plugin's scope records (checkTargets), which hold it.
-func (s subject) target(id string) (*api.PodSandbox, *api.Container) {
-	if s.ctr != nil && id == s.ctr.GetId() {
-		return s.pod, s.ctr
-	}
-	return nil, nil
 }
 
 // countDenied counts the violations in the denied metric and tells the

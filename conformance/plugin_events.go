@@ -109,6 +109,7 @@ func (c *pluginCheck) events(ctx context.Context) {
 			c.rec.fail(name, d, "%s", describeCallError(err))
 		default:
 			checkAnswer(&c.found, ev, resp, known)
+			c.judgeGrant(ev, resp)
 			c.rec.pass(name, d, "%s", summarize(resp))
 		}
 		c.latency = append(c.latency, fmt.Sprintf("%s %s", ev.Name(), formatDuration(d)))
@@ -119,9 +120,7 @@ func (c *pluginCheck) events(ctx context.Context) {
 func summarize(resp proto.Message) string {
 	switch r := resp.(type) {
 	case *api.CreateContainerResponse:
-		a := r.GetAdjust()
-		return fmt.Sprintf("adjusts %d env, %d mounts, %d annotations; %d updates, %d evictions",
-			len(a.GetEnv()), len(a.GetMounts()), len(a.GetAnnotations()), len(r.GetUpdate()), len(r.GetEvict()))
+		return fmt.Sprintf("adjusts %s; %d updates, %d evictions", adjusted(r.GetAdjust()), len(r.GetUpdate()), len(r.GetEvict()))
 	case *api.UpdateContainerResponse:
 		return fmt.Sprintf("%d updates, %d evictions", len(r.GetUpdate()), len(r.GetEvict()))
 	case *api.StopContainerResponse:
@@ -147,6 +146,7 @@ func (c *pluginCheck) report() {
 	} else {
 		c.rec.fail(CheckConsistent, 0, "%s", strings.Join(c.found.conflicts, "; "))
 	}
+	c.reportGrant()
 	if len(c.latency) == 0 {
 		c.rec.info(CheckLatency, 0, "no events delivered")
 	} else {

@@ -44,18 +44,15 @@ that does not exist or cannot be read included).`,
 // checkPolicy checks the policy file at path and prints the summary or
 // the mistakes to w.
 func checkPolicy(w io.Writer, path string) error {
-	if err := filearg.Check(path); err != nil {
-		return &UsageError{Err: fmt.Errorf("policy file %s: %w", path, err)}
-	}
-	p, err := policy.LoadUntrusted(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
+	p, err := loadPolicy(path)
 	var pe *policy.Error
-	if err != nil && !errors.As(err, &pe) {
-		return err // the file could not be read
-	}
-	if err != nil {
+	if errors.As(err, &pe) {
 		n := strings.Count(err.Error(), "\n") + 1
 		fmt.Fprintln(w, err)
 		return fmt.Errorf("%w %s: %d %s", ErrInvalidPolicy, path, n, plural(n, "mistake"))
+	}
+	if err != nil {
+		return err
 	}
 	grants := p.Grants()
 	fmt.Fprintf(w, "%s: valid: %d %s and the default\n", path, len(grants)-1, plural(len(grants)-1, "grant"))
@@ -69,6 +66,16 @@ func checkPolicy(w io.Writer, path string) error {
 		fmt.Fprintf(w, "note: a runtime would refuse this file: %v\n", err)
 	}
 	return nil
+}
+
+// loadPolicy reads and compiles the policy file at path as a runtime
+// does, CEL included; a file that is missing or unreadable is a
+// *UsageError, a file with mistakes a *policy.Error (joined).
+func loadPolicy(path string) (*policy.Policy, error) {
+	if err := filearg.Check(path); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("policy file %s: %w", path, err)}
+	}
+	return policy.LoadUntrusted(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 }
 
 func plural(n int, word string) string {
