@@ -104,6 +104,12 @@ func (r *Report) writePlugins(t *textWriter, p palette) {
 	t.printf("\n")
 }
 
+// pluginName returns the NAME of IDX-NAME.
+func pluginName(full string) string {
+	_, name, _ := strings.Cut(full, "-")
+	return name
+}
+
 // grantName shortens a grant's name ("FILE:LINE: grants[2]") for the
 // PLUGINS list, under a header that names the policy's file: "grants[2]
 // (line 120)", "none (may change nothing)".
@@ -170,6 +176,10 @@ func (e *Event) subject() string {
 
 func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 	t.printf("%s\n", p.paint(p.bold, "TIMELINE"))
+	notes := map[string][]string{}
+	for _, pl := range r.Plugins {
+		notes[pl.ID] = pl.GrantNotes
+	}
 	for i := range r.Events {
 		e := &r.Events[i]
 		step := "  "
@@ -203,7 +213,7 @@ func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 		for _, c := range e.Changes {
 			t.printf("        %s\n", changeLine(p, c, e.Container))
 		}
-		writeFailedCalls(t, p, e)
+		writeFailedCalls(t, p, e, notes)
 		if e.Error != "" {
 			color := p.red
 			if e.OK {
@@ -217,8 +227,9 @@ func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 
 // writeFailedCalls lists the event's requests that failed or whose
 // answers the runtime refused, with why: a refusal with each violation
-// on a line of its own.
-func writeFailedCalls(t *textWriter, p palette, e *Event) {
+// on a line of its own, and the grants that name the plugin without its
+// file name's extension (notes, by plugin).
+func writeFailedCalls(t *textWriter, p palette, e *Event, notes map[string][]string) {
 	for _, c := range e.Calls {
 		switch {
 		case c.Refused:
@@ -232,6 +243,9 @@ func writeFailedCalls(t *textWriter, p palette, e *Event) {
 			}
 			for _, v := range c.Violations {
 				t.printf("                 %s\n", v)
+			}
+			for _, n := range notes[c.Plugin] {
+				t.printf("                 %s\n", p.paint(p.yellow, fmt.Sprintf("note: %s, not %s: a plugin is named after its file, extension included", n, pluginName(c.Plugin))))
 			}
 		case c.Error != "":
 			t.printf("        %s %s: %s\n", p.paint(p.red, "failed  "), c.Plugin, c.Error)
