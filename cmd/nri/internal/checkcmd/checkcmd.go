@@ -19,6 +19,7 @@ import (
 	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -185,11 +186,14 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 			cfg.AcceptTimeout = acceptTimeout
 			if policyFile != "" {
 				p, err := loadPolicy(policyFile)
-				if err != nil {
-					var ue *UsageError
-					if errors.As(err, &ue) {
-						return usagef(cmd, "invalid --policy %s: %v", policyFile, ue.Err)
-					}
+				var ue *UsageError
+				var pe *policy.Error
+				switch {
+				case errors.As(err, &ue):
+					return usagef(cmd, "invalid --policy %s: %v", policyFile, ue.Err)
+				case errors.As(err, &pe):
+					return fmt.Errorf("%w --policy %s:\n%v", ErrInvalidPolicy, policyFile, err)
+				case err != nil:
 					return err
 				}
 				cfg.Policy = p

@@ -39,12 +39,12 @@ func TestWriteJSONKeys(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"scenario", "runtime", "ok", "failures", "plugins", "registrationErrors", "events", "containers", "durationMs"} {
+	for _, k := range []string{"scenario", "runtime", "policy", "ok", "failures", "plugins", "registrationErrors", "lost", "events", "containers", "durationMs"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("no key %q", k)
 		}
 	}
-	if doc["failures"] == nil || doc["registrationErrors"] == nil {
+	if doc["failures"] == nil || doc["registrationErrors"] == nil || doc["lost"] == nil {
 		t.Error("empty lists encoded as null")
 	}
 	ev := doc["events"].([]any)[1].(map[string]any)
