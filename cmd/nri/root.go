@@ -123,16 +123,16 @@ sockets, plays a scenario of pods and containers, and reports what every plugin 
 
 Exit codes:
   0    success
-  1    a step did not go as the scenario expects
-  2    usage error
-  3    invalid scenario file
-  4    a plugin did not register (or nri serve did not get the plugins it waited for);
-       this takes precedence over 1
+  1    a step did not go as the scenario expects (a refusal it does not expect included)
+  2    usage error (a file named on the command line that cannot be read included)
+  3    a file's content is invalid: the scenario, or a policy file
+  4    a plugin did not register or was lost during the run (or nri serve did not get
+       the plugins it waited for); this takes precedence over 1
   5    other errors
   6    nri check: a conformance check failed
   130  interrupted
   141  the reader of the output went away (nri run | head), as a process ended by SIGPIPE`,
-		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a validator.
+		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a policy of plugin grants.
   nri run
 
   # Your scenario, as JSON, with your own plugin added.
