@@ -115,27 +115,27 @@ func cpuSet(c *api.LinuxCPU) bool {
 // reservation the plugin did not set is not "reservation 0").
 func memoryValue(m *api.LinuxMemory) string {
 	var b setFields
-	b.int("limit", m.GetLimit())
-	b.int("reservation", m.GetReservation())
-	b.int("swap", m.GetSwap())
-	b.int("kernel", m.GetKernel())
-	b.int("kernel_tcp", m.GetKernelTcp())
-	b.uint("swappiness", m.GetSwappiness())
-	b.bool("disable_oom_killer", m.GetDisableOomKiller())
-	b.bool("use_hierarchy", m.GetUseHierarchy())
+	b.add("limit", m.GetLimit() != nil, m.GetLimit().GetValue())
+	b.add("reservation", m.GetReservation() != nil, m.GetReservation().GetValue())
+	b.add("swap", m.GetSwap() != nil, m.GetSwap().GetValue())
+	b.add("kernel", m.GetKernel() != nil, m.GetKernel().GetValue())
+	b.add("kernel_tcp", m.GetKernelTcp() != nil, m.GetKernelTcp().GetValue())
+	b.add("swappiness", m.GetSwappiness() != nil, m.GetSwappiness().GetValue())
+	b.add("disable_oom_killer", m.GetDisableOomKiller() != nil, m.GetDisableOomKiller().GetValue())
+	b.add("use_hierarchy", m.GetUseHierarchy() != nil, m.GetUseHierarchy().GetValue())
 	return quote(b.String())
 }
 
 // cpuValue renders the CPU settings c sets, and only those.
 func cpuValue(c *api.LinuxCPU) string {
 	var b setFields
-	b.uint("shares", c.GetShares())
-	b.int("quota", c.GetQuota())
-	b.uint("period", c.GetPeriod())
-	b.int("realtime_runtime", c.GetRealtimeRuntime())
-	b.uint("realtime_period", c.GetRealtimePeriod())
-	b.str("cpus", c.GetCpus())
-	b.str("mems", c.GetMems())
+	b.add("shares", c.GetShares() != nil, c.GetShares().GetValue())
+	b.add("quota", c.GetQuota() != nil, c.GetQuota().GetValue())
+	b.add("period", c.GetPeriod() != nil, c.GetPeriod().GetValue())
+	b.add("realtime_runtime", c.GetRealtimeRuntime() != nil, c.GetRealtimeRuntime().GetValue())
+	b.add("realtime_period", c.GetRealtimePeriod() != nil, c.GetRealtimePeriod().GetValue())
+	b.add("cpus", c.GetCpus() != "", c.GetCpus())
+	b.add("mems", c.GetMems() != "", c.GetMems())
 	return quote(b.String())
 }
 
@@ -143,35 +143,15 @@ func cpuValue(c *api.LinuxCPU) string {
 // each, separated by blanks.
 type setFields struct{ strings.Builder }
 
-func (b *setFields) add(name string, value any) {
+// add renders the field name with its value if it is set.
+func (b *setFields) add(name string, set bool, value any) {
+	if !set {
+		return
+	}
 	if b.Len() > 0 {
 		b.WriteByte(' ')
 	}
 	fmt.Fprintf(b, "%s %v", name, value)
-}
-
-func (b *setFields) int(name string, v *api.OptionalInt64) {
-	if v != nil {
-		b.add(name, v.GetValue())
-	}
-}
-
-func (b *setFields) uint(name string, v *api.OptionalUInt64) {
-	if v != nil {
-		b.add(name, v.GetValue())
-	}
-}
-
-func (b *setFields) bool(name string, v *api.OptionalBool) {
-	if v != nil {
-		b.add(name, v.GetValue())
-	}
-}
-
-func (b *setFields) str(name, v string) {
-	if v != "" {
-		b.add(name, v)
-	}
 }
 
 func deviceRuleValue(d *api.LinuxDeviceCgroup) string {

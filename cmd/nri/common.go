@@ -97,12 +97,10 @@ func checkPluginFile(path string) error {
 	if _, _, err := api.ParsePluginName(filepath.Base(path)); err != nil {
 		return errors.New("the file must be named IDX-NAME (two digits, a dash and a name), such as 50-myplugin")
 	}
-	info, err := os.Stat(path)
+	info, err := filearg.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file")
 	case err != nil:
-		return errors.Unwrap(err)
+		return err
 	case info.IsDir():
 		return errors.New("a directory, not a plugin (use --plugin-dir for a directory of plugins)")
 	}

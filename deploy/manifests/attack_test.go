@@ -167,17 +167,11 @@ func attackScenario(t *testing.T, name, idx, config, ns string, a attack) []byte
 // compiled packages.
 func buildNRI(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join(pluginsDir, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "nri")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
+	goCmd := goCommand()
 	build := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-o", bin, "./cmd/nri")
 	build.Dir = root
 	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")

@@ -157,10 +157,7 @@ func TestPluginOutsideRepository(t *testing.T) {
 		t.Skip("builds nri, a plugin module and its image")
 	}
 	steps := readRecipe(t)
-	repo, err := filepath.Abs(filepath.Join(pluginsDir, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := repoRoot(t)
 	home := stableHome(t, repo)
 	env := recipeEnv(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -227,10 +224,7 @@ func stableHome(t *testing.T, repo string) string {
 // so that the cache serves the packages they built).
 func recipeEnv(t *testing.T, home string) []string {
 	t.Helper()
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
+	goCmd := goCommand()
 	var caches []string
 	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
 		out, err := exec.Command(goCmd, "env", v).Output()

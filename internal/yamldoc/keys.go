@@ -21,7 +21,7 @@ func unknownKey(key string, line int, root *yaml.Node, v any) string {
 	case len(path) == 0:
 		msg += " at the top level"
 	default:
-		msg += " in " + pathString(path)
+		msg += " in " + PathString(path)
 	}
 	if found && v != nil {
 		if near := closest(key, knownKeys(reflect.TypeOf(v), path)); near != "" {
@@ -63,8 +63,9 @@ func keyPath(root *yaml.Node, key string, line int) ([]any, bool) {
 	return walk(root, nil)
 }
 
-// pathString renders a path: grants[0].adjust.
-func pathString(path []any) string {
+// PathString renders a path in a document, its mapping keys (strings)
+// and sequence indexes (ints): grants[0].adjust.
+func PathString(path []any) string {
 	var b strings.Builder
 	for _, step := range path {
 		switch s := step.(type) {

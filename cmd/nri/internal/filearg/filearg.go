@@ -10,16 +10,27 @@ import (
 	"os"
 )
 
+// Stat returns path's information, or what is wrong with it in words
+// that follow its name ("no such file", or the system's reason).
+func Stat(path string) (fs.FileInfo, error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.New("no such file")
+	case err != nil:
+		return nil, errors.Unwrap(err)
+	}
+	return info, nil
+}
+
 // Check returns what is wrong with path as a file to read, in words that
 // follow its name ("no such file", "a directory, not a file", "not
 // readable: permission denied"), or nil.
 func Check(path string) error {
-	info, err := os.Stat(path)
+	info, err := Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file")
 	case err != nil:
-		return errors.Unwrap(err)
+		return err
 	case info.IsDir():
 		return errors.New("a directory, not a file")
 	}

@@ -52,27 +52,19 @@ func (t *tap) inspect(r slog.Record) {
 	default:
 		return
 	}
-	var plugin, kind string
+	attrs := recordAttrs(r)
+	plugin, kind := attrs.str("plugin"), attrs.str("kind")
+	if pid := attrs.str("pid"); plugin == "" && pid != "" {
+		plugin = "pid " + pid
+	}
 	var cause error
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "plugin":
-			plugin = a.Value.String()
-		case "kind":
-			kind = a.Value.String()
-		case "pid":
-			if plugin == "" {
-				plugin = "pid " + a.Value.String()
-			}
-		case "error":
-			if err, ok := a.Value.Any().(error); ok {
-				cause = err
-			} else {
-				cause = errors.New(a.Value.String())
-			}
+	if v, ok := attrs["error"]; ok {
+		if err, ok := v.Any().(error); ok {
+			cause = err
+		} else {
+			cause = errors.New(v.String())
 		}
-		return true
-	})
+	}
 	if r.Message == "plugin registration failed" && kind == adaptation.KindPreinstalled.String() {
 		return // logged again, with the plugin's name, as failed to start
 	}
@@ -89,19 +81,31 @@ func (t *tap) inspect(r slog.Record) {
 // inspectDisconnect tells disconnected of a plugin the runtime
 // disconnected, with its reason.
 func (t *tap) inspectDisconnect(r slog.Record) {
-	var plugin, reason string
+	attrs := recordAttrs(r)
+	if plugin := attrs.str("plugin"); plugin != "" {
+		t.disconnected(plugin, attrs.str("reason"))
+	}
+}
+
+// attrMap is a record's attributes by key.
+type attrMap map[string]slog.Value
+
+// recordAttrs returns the record's attributes by key.
+func recordAttrs(r slog.Record) attrMap {
+	attrs := make(attrMap, r.NumAttrs())
 	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "plugin":
-			plugin = a.Value.String()
-		case "reason":
-			reason = a.Value.String()
-		}
+		attrs[a.Key] = a.Value
 		return true
 	})
-	if plugin != "" {
-		t.disconnected(plugin, reason)
+	return attrs
+}
+
+// str returns the attribute key as a string, "" if the record has none.
+func (m attrMap) str(key string) string {
+	if v, ok := m[key]; ok {
+		return v.String()
 	}
+	return ""
 }
 
 // WithAttrs returns a tap in front of the inner handler with attrs.
