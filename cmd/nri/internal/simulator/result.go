@@ -46,7 +46,7 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 	for _, e := range regErrs {
 		failures = append(failures, fmt.Sprintf("plugin %s did not register: %s", e.Plugin, e.Reason))
 	}
-	lost, lostInfos := s.lost(events)
+	lost, lostInfos := s.lost(events, regErrs)
 	for _, l := range lost {
 		failures = append(failures, fmt.Sprintf("plugin %s was lost %s: %s", l.Plugin, l.When(), l.Reason))
 	}
@@ -137,11 +137,17 @@ func (s *Simulator) policy() (*policy.Policy, *report.Policy) {
 
 // lost returns the plugins the runtime disconnected while the steps were
 // played, each with the request it failed (the last failed call of the
-// step it was lost in), and the information last seen of each.
-func (s *Simulator) lost(events []report.Event) ([]report.Lost, map[string]adaptation.PluginInfo) {
+// step it was lost in), and the information last seen of each; a plugin
+// disconnected because its registration failed is one of regErrs, not
+// lost.
+func (s *Simulator) lost(events []report.Event, regErrs []report.RegistrationError) ([]report.Lost, map[string]adaptation.PluginInfo) {
 	gone, infos := s.members.departures()
 	var out []report.Lost
 	for _, d := range gone {
+		if slices.ContainsFunc(regErrs, func(e report.RegistrationError) bool { return e.Plugin == d.plugin }) {
+			delete(infos, d.plugin)
+			continue
+		}
 		l := report.Lost{Plugin: d.plugin, Step: d.step, Reason: "the runtime disconnected it: " + d.reason}
 		for _, e := range events {
 			for _, c := range e.Calls {
