@@ -34,13 +34,21 @@ check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## check-tidy: go.mod and go.sum of the main module and of e2e/ are what `go mod tidy` makes them.
+## check-tidy: go.mod and go.sum of the main module, of e2e/, of the test modules and of interop/legacyplugin
+## (both of its go.mod files, NRI v0.11.0 and v0.10.0) are what `go mod tidy` makes them.
 check-tidy:
 	$(GO) mod tidy -diff
 	cd e2e && $(GO) mod tidy -diff
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go mod tidy -diff"; (cd $$m && $(GO) mod tidy -diff); done
+	cd interop/legacyplugin && $(GO) mod tidy -diff && $(GO) mod tidy -diff -modfile=go.v0.10.0.mod
+
+# TEST_MODULES are modules of tests that need requirements nrikit's go.mod must not carry: a runtime or
+# plugin that adopts nrikit inherits that go.mod's requirements (tests/tracing: OpenTelemetry's SDK).
+TEST_MODULES := tests/tracing
 
 vet:
 	$(GO) vet ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go vet ./..."; (cd $$m && $(GO) vet ./...); done
 
 ## test-unit: the Go tests of the main module, without npm: the tests that run the JavaScript plugin are
 ## left to test-js.
@@ -50,6 +58,7 @@ JS_GO_TESTS := ^(TestServeJavaScriptPlugin|TestJSPlugin[A-Za-z]*)$$
 UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -143,7 +152,9 @@ test-images:
 	cd deploy/images && $(GO) mod tidy -diff && CGO_ENABLED=0 $(GO) vet -trimpath ./... && CGO_ENABLED=0 $(GO) test -trimpath -count=1 ./...
 
 ## check-platforms: the main module and the compatibility module compat/nri (see docs/embedding.md) build for
-## windows and darwin, as containerd builds its NRI code there; compat/nri is tidy and vetted on linux.
+## windows and darwin, as containerd builds its NRI code there; compat/nri's packages that upstream's builds for
+## wasip1 (a WASM plugin's) build there too; compat/nri is tidy and vetted on linux.
+COMPAT_WASIP1_PKGS := . ./pkg/api ./pkg/log ./pkg/net ./pkg/plugin ./pkg/version ./pkg/runtime-tools/generate ./pkg/adaptation/builtin ./plugins/default-validator/... ./types/v1
 .PHONY: check-platforms
 check-platforms:
 	@set -e; for os in windows darwin; do \
@@ -151,6 +162,7 @@ check-platforms:
 	  GOOS=$$os $(GO) build ./...; \
 	  (cd compat/nri && GOOS=$$os GOWORK=off $(GO) build ./...); \
 	done
+	cd compat/nri && GOOS=wasip1 GOARCH=wasm GOWORK=off $(GO) build $(COMPAT_WASIP1_PKGS)
 	cd compat/nri && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./...
 
 ## test-compat: compat/nri's own tests, and containerd v2.4.2 built on it (compat/containerdbuild, see
@@ -180,6 +192,7 @@ test-manifests:
 
 lint: require-go $(BIN)/staticcheck
 	$(BIN)/staticcheck ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && staticcheck ./..."; (cd $$m && $(BIN)/staticcheck ./...); done
 
 tools: $(TOOLS)
 
@@ -194,11 +207,14 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go
+	cd compat/nri && GOWORK=off $(GO) generate ./pkg/api ./pkg/adaptation
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
+COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
+
 check-generated: generate
-	@git diff --exit-code -- api/ || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/)" || (echo "untracked generated files in api/"; exit 1)
+	@git diff --exit-code -- api/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

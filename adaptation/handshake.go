@@ -245,7 +245,9 @@ func (s *session) UpdateContainers(ctx context.Context, req *api.UpdateContainer
 // scope, and updates its grant does not allow, are not applied and come
 // back as failed; an eviction of a container outside its scope, or one
 // its grant does not allow, refuses the whole request (nothing is
-// applied).
+// applied). After a policy reload changed the plugin's where, the
+// containers are looked up in the runtime's list and checked against it
+// (whereLookup).
 func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
 	p.updates.Lock()
 	defer p.updates.Unlock()
@@ -256,11 +258,16 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
 	}
-	if derr := p.deniedEviction(req.GetEvict()); derr != nil {
+	byID, err := p.whereLookup()
+	if err != nil {
+		p.log.Warn("refusing plugin's container updates", "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	if derr := p.deniedEviction(req.GetEvict(), byID); derr != nil {
 		return nil, status.Error(codes.PermissionDenied, derr.Error())
 	}
 	updates, refused := p.splitUpdates(req.GetUpdate())
-	updates, denied := p.deniedUpdates("UpdateContainers", updates, nil)
+	updates, denied := p.deniedUpdates("UpdateContainers", updates, byID)
 	refused = append(refused, denied...)
 	if len(updates) == 0 && len(req.GetEvict()) == 0 {
 		return &api.UpdateContainersResponse{Failed: refused}, nil

@@ -26,8 +26,10 @@ const (
 	// not sent because it opted out of their pod or container.
 	MetricOptedOut = "nri_plugin_events_opted_out_total"
 	// MetricDenied counts the changes in plugins' answers that their
-	// grant under the administrator's policy refused (see [WithPolicy]),
-	// by plugin and field (a policy.Capability's stable name).
+	// grant under the administrator's policy does not allow (see
+	// [WithPolicy]), by plugin, field (a policy.Capability's stable name)
+	// and action ([ActionDenied]: refused; [ActionAudited]: the grant is
+	// in audit mode, the change was applied).
 	MetricDenied = "nri_plugin_denied_total"
 )
 
@@ -213,10 +215,10 @@ func (m multiRecorder) RecordPluginCount(n int) {
 }
 
 // RecordDenied implements DeniedRecorder.
-func (m multiRecorder) RecordDenied(ctx context.Context, plugin, field string) {
+func (m multiRecorder) RecordDenied(ctx context.Context, plugin, field, action string) {
 	for _, r := range m {
 		if d, ok := r.(DeniedRecorder); ok {
-			d.RecordDenied(ctx, plugin, field)
+			d.RecordDenied(ctx, plugin, field, action)
 		}
 	}
 }

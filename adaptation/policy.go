@@ -39,12 +39,14 @@ func WithPolicy(p *policy.Policy) Option {
 }
 
 // WithPolicyFile reads the administrator's policy from path
-// ([policy.Load]: the file must be trusted as the runtime's configuration
-// is) when the Adaptation is created, and again whenever the file
-// changes (looked for every [WithPolicyReloadInterval]) or
-// [Adaptation.ReloadPolicy] is called. A file that does not exist when
-// the Adaptation is created means no policy (logged); an invalid or
-// untrusted one means a policy under which no plugin may change anything
+// ([policy.Load]: the file and its directories must be trusted as the
+// runtime's configuration is) when the Adaptation is created, and again
+// whenever the file changes (looked for every [WithPolicyReloadInterval])
+// or [Adaptation.ReloadPolicy] is called. A file that does not exist when
+// the Adaptation is created means no policy (logged), if its directory is
+// trusted ([policy.CheckDirectory]); an invalid or untrusted one, or one
+// missing from a directory others may write, means a policy under which
+// no plugin may change anything
 // (logged with its mistakes) until a valid file is read: the runtime and
 // its plugins keep running. Later, a new valid file applies to the requests that
 // follow, for connected plugins too; an invalid one, or a file removed,
@@ -94,10 +96,15 @@ func (f *policyFile) changed(fi fs.FileInfo) bool {
 }
 
 // loadPolicy reads the policy file: the policy, and the file's info
-// (nil, with no policy and no error, if the file does not exist).
+// (nil, with no policy and no error, if the file does not exist in a
+// trusted directory; a file missing from a directory others may write is
+// an error: anyone may have removed it).
 func (c *config) loadPolicy(path string) (*policy.Policy, fs.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := policy.CheckDirectory(path); err != nil {
+			return nil, nil, fmt.Errorf("adaptation: no policy file %s, in a directory that is not trusted: %w", path, err)
+		}
 		return nil, nil, nil
 	}
 	if err != nil {

@@ -20,7 +20,9 @@ import (
 
 // Names of the plugin checks, as they appear in a Report. The checks of the
 // subscribed events are named by EventCheckName. CheckLatency and
-// CheckProbe are informational. A WASM plugin module (see
+// CheckProbe are informational, and so is CheckStateChange, reported only
+// for a plugin that has no RPC of its own for some subscribed event (see
+// api.StateChangeEvents). A WASM plugin module (see
 // PluginConfig.Command) is loaded instead of launched (CheckLoads), and
 // CheckRegisters, CheckIdentity and CheckCloses, which check a
 // connection, are reported skipped for it.
@@ -34,6 +36,7 @@ const (
 	CheckWellFormed   = "no malformed adjustments"
 	CheckConsistent   = "no conflicting adjustments"
 	CheckLatency      = "event latency"
+	CheckStateChange  = "events through StateChange"
 	CheckProbe        = "unsubscribed events"
 	CheckStaysUp      = "stays up after unsubscribed events"
 	CheckShutdown     = "answers Shutdown"
@@ -181,6 +184,10 @@ type pluginCheck struct {
 	reg        registration
 	full       string // the plugin's IDX-NAME as registered
 	subscribed api.EventMask
+	// legacy are the events the plugin answered UNIMPLEMENTED to, which
+	// go to it as StateChange from then on (see deliver);
+	// throughStateChange are the subscribed events it answered so.
+	legacy, throughStateChange api.EventMask
 	// scope is the plugin's declared scope; nil if it has none (or one
 	// that matches everything). outsidePod and outsideCtr are outside it
 	// (nil if the checker could not make such objects).

@@ -188,17 +188,13 @@ func (c *pluginCheck) outsideLifecycle(ctx context.Context, pod *api.PodSandbox,
 		if !subscribed.IsSet(ev) {
 			continue
 		}
-		var ans proto.Message
-		_, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
-			ans, err = w.deliver(ctx, c.plugin, ev, c.inst)
-			return err
-		})
+		dl := c.deliver(ctx, w, ev)
 		sent++
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %s", ev.Name(), describeCallError(err)))
+		if dl.err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", ev.Name(), describeCallError(dl.err)))
 			continue
 		}
-		problems = append(problems, touched(ev.Name(), ans, pod, ctr, outside)...)
+		problems = append(problems, touched(ev.Name(), dl.resp, pod, ctr, outside)...)
 	}
 	_, _ = c.callTimeout(ctx, func(ctx context.Context) error {
 		_, err := c.plugin.Shutdown(ctx, &api.Empty{})

@@ -56,7 +56,9 @@ func TestRecording(t *testing.T) {
 	m.RecordRequest("10-a", "CreateContainer", 3*time.Millisecond, adaptation.FailureTimeout)
 	m.RecordRequest("10-a", "Configure", time.Millisecond, adaptation.FailureRejected)
 	m.RecordFailure("10-a", "StartContainer")
-	m.RecordDenied(context.Background(), "10-a", "adjust.env")
+	m.RecordDenied(context.Background(), "10-a", "adjust.env", adaptation.ActionDenied)
+	m.RecordDenied(context.Background(), "10-a", "adjust.env", adaptation.ActionAudited)
+	m.RecordDenied(context.Background(), "10-a", "adjust.env", adaptation.ActionAudited)
 	skips := m.PluginSkips("10-a", api.MustParseEventMask("CreateContainer", "StopContainer"))
 	skips.Skipped(api.Event_CREATE_CONTAINER, false)
 	skips.Skipped(api.Event_STOP_CONTAINER, true)
@@ -74,7 +76,8 @@ func TestRecording(t *testing.T) {
 		"nri_plugin_request_timeouts_total{plugin=10-a,request=CreateContainer}":   1,
 		"nri_plugin_request_errors_total{plugin=10-a,request=Configure}":           1,
 		"nri_plugin_request_errors_total{plugin=10-a,request=StartContainer}":      1,
-		"nri_plugin_denied_total{field=adjust.env,plugin=10-a}":                    1,
+		"nri_plugin_denied_total{action=denied,field=adjust.env,plugin=10-a}":      1,
+		"nri_plugin_denied_total{action=audited,field=adjust.env,plugin=10-a}":     2,
 		"nri_plugin_events_filtered_total{plugin=10-a,request=CreateContainer}":    1,
 		"nri_plugin_events_filtered_total{plugin=10-a,request=StopContainer}":      0,
 		"nri_plugin_events_opted_out_total{plugin=10-a,request=StopContainer}":     2,

@@ -103,3 +103,35 @@ func TestCheckPolicyPluginDir(t *testing.T) {
 		t.Errorf("a missing --plugin-dir: %v", err)
 	}
 }
+
+// TestCheckPolicyDirectory checks that check policy notes a policy file
+// in a directory others may write, which a runtime refuses (issue 37,
+// route "policy directory"), and says nothing of one in a trusted
+// directory.
+func TestCheckPolicyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(path, []byte("version: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() string {
+		cmd := New()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"policy", path})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("check policy: %v\n%s", err, out.String())
+		}
+		return out.String()
+	}
+	if out := run(); strings.Contains(out, "note:") {
+		t.Errorf("a policy in a trusted directory:\n%s", out)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if out, want := run(), "note: a runtime would refuse this file: "+dir+": writable by its group or others (mode drwxrwxrwx)\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("a policy in a directory others may write:\n%s\nwant it to end\n%s", out, want)
+	}
+}

@@ -113,8 +113,8 @@ func (c *checker) checkExpect(st *Step, i int) {
 		c.errorf(line, "step %s: expect only goes with container steps", st.Action)
 	case st.ExpectError != "":
 		c.errorf(line, "step %s %s: expect and expectError exclude each other (a failed step leaves the spec as proposed)", st.Action, st.Target())
-	case len(st.Expect.Env) == 0 && len(st.Expect.Annotations) == 0:
-		c.errorf(line, "step %s %s: expect checks nothing (env: [KEY=VALUE], annotations: {key: value})", st.Action, st.Target())
+	case len(st.Expect.Env) == 0 && len(st.Expect.Annotations) == 0 && st.Expect.Resources == nil:
+		c.errorf(line, "step %s %s: expect checks nothing (env: [KEY=VALUE], annotations: {key: value}, resources: {cpusetCpus: ...})", st.Action, st.Target())
 	}
 	for j, kv := range st.Expect.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

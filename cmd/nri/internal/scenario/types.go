@@ -22,6 +22,9 @@ type Scenario struct {
 	Containers []*Container `yaml:"containers"`
 	// Plugins are launched by the simulated runtime.
 	Plugins []*Plugin `yaml:"plugins"`
+	// Node is the simulated node, as far as it shapes what its pods look
+	// like; nil: the defaults (see Node).
+	Node *Node `yaml:"node"`
 	// DefaultValidator configures the default validator (upstream's
 	// configuration keys).
 	DefaultValidator *validator.Config `yaml:"defaultValidator"`
@@ -52,6 +55,9 @@ type Pod struct {
 	Labels         map[string]string `yaml:"labels"`
 	Annotations    map[string]string `yaml:"annotations"`
 	RuntimeHandler string            `yaml:"runtimeHandler"`
+	// Overhead is the pod's overhead (what its RuntimeClass adds), as
+	// Kubernetes' pod.spec.overhead.
+	Overhead *ResourceList `yaml:"overhead"`
 
 	// ID is the pod's sandbox ID, derived from its namespace and name.
 	ID string `yaml:"-"`
@@ -70,6 +76,14 @@ type Container struct {
 	Resources   *Resources        `yaml:"resources"`
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
+	// Requests and Limits are the container's resource requirements, as
+	// Kubernetes' resources.requests and resources.limits: with its pod's
+	// other containers they make the pod's QoS class, cgroup parent and
+	// resources, and the container's resources and OOM score adjustment,
+	// as kubelet and containerd set them. Resources, if given, are set
+	// over what they make.
+	Requests *ResourceList `yaml:"requests"`
+	Limits   *ResourceList `yaml:"limits"`
 
 	// ID is the container's ID, derived from its pod's ID and its name.
 	ID string `yaml:"-"`
@@ -93,6 +107,25 @@ type Resources struct {
 	CpusetCpus  string    `yaml:"cpusetCpus"`
 	CpusetMems  string    `yaml:"cpusetMems"`
 	MemoryLimit *Quantity `yaml:"memoryLimit"`
+}
+
+// ResourceList is CPU and memory as a Kubernetes pod spec writes them;
+// an unset resource is not requested (or not limited).
+type ResourceList struct {
+	CPU    *CPUQuantity `yaml:"cpu"`
+	Memory *Quantity    `yaml:"memory"`
+}
+
+// Node is the simulated node: how kubelet names its pods' cgroups, and
+// its memory.
+type Node struct {
+	// CgroupDriver is kubelet's cgroup driver: systemd (the default:
+	// pods under /kubepods.slice/...) or cgroupfs (under /kubepods/...).
+	CgroupDriver string `yaml:"cgroupDriver"`
+	// Memory is the node's memory, which the OOM score adjustment of a
+	// container in a Burstable pod is relative to; default: this
+	// machine's, as kubelet reads it.
+	Memory *Quantity `yaml:"memory"`
 }
 
 // Plugin is a plugin the simulated runtime launches.
@@ -200,6 +233,10 @@ type Expect struct {
 	Env []string `yaml:"env"`
 	// Annotations the spec must carry, with these values.
 	Annotations map[string]string `yaml:"annotations"`
+	// Resources are the Linux resources the spec must have: each field
+	// given, with this value (such as the cpuset a resource policy
+	// pins the container to).
+	Resources *Resources `yaml:"resources"`
 }
 
 // targets returns the step's action fields by action.

@@ -208,6 +208,9 @@ func (s *Simulator) checkExpect(st *scenario.Step) string {
 	if len(missingAnnotations) > 0 {
 		missing = append(missing, "annotations "+strings.Join(missingAnnotations, ", "))
 	}
+	if res := missingResources(spec, st.Expect.Resources); len(res) > 0 {
+		missing = append(missing, "resources "+strings.Join(res, ", "))
+	}
 	if len(missing) == 0 {
 		return ""
 	}
@@ -245,7 +248,7 @@ func (s *Simulator) call(ctx context.Context, n int, e api.Event, p *pod, c *con
 func (s *Simulator) runPod(ctx context.Context, a *adaptation.Adaptation, n int, st *scenario.Step) (*report.Event, error) {
 	p := s.store.pods[st.Pod.Name]
 	s.store.mu.Lock()
-	p.pb = podSandbox(p.sc, s.store.pid(), len(s.store.pods)+int(s.store.nextPID%200))
+	p.pb = s.store.podSandbox(p.sc, s.store.pid(), len(s.store.pods)+int(s.store.nextPID%200))
 	p.listed = true
 	pb := api.Clone(p.pb)
 	s.store.mu.Unlock()
@@ -297,8 +300,8 @@ func (s *Simulator) snapshot(c *container) (*api.PodSandbox, *api.Container) {
 
 func (s *Simulator) createContainer(ctx context.Context, a *adaptation.Adaptation, n int, c *container) (*report.Event, error) {
 	s.store.mu.Lock()
-	c.proposed = newSpec(c.pod.sc, c.sc, c.pod.pb.GetPid())
-	c.spec = newSpec(c.pod.sc, c.sc, c.pod.pb.GetPid())
+	c.proposed = newSpec(s.store.kube, c.pod.sc, c.sc, c.pod.pb.GetPid())
+	c.spec = newSpec(s.store.kube, c.pod.sc, c.sc, c.pod.pb.GetPid())
 	c.state, c.createdAt, c.listed = api.ContainerState_CONTAINER_UNKNOWN, now(), true
 	s.store.mu.Unlock()
 	pb, ctr := s.snapshot(c)
