@@ -50,41 +50,26 @@ const (
 )
 
 // checkGrant refuses an answer of p to e about s that makes changes p's
-// grant does not allow: the adjustment of a container being created, and
-// the updates and evictions of any answer. An answer that opts out
-// carries no changes (see CreateContainer): it is not checked. The
-// refusal is p's failure of the request (FailureDenied), under its
-// failure policy. A grant in audit mode refuses nothing: the violations
-// are logged and counted (audited), and the answer is used.
+// grant does not allow (policy.Grant.CheckAnswer: the adjustment of a
+// container being created, and the updates and evictions of any answer;
+// an answer that opts out carries no changes). The refusal is p's
+// failure of the request (FailureDenied), under its failure policy. A
+// grant in audit mode refuses nothing: the violations are logged and
+// counted (audited), and the answer is used.
 func (p *plugin) checkGrant(e api.Event, s subject, rsp proto.Message) error {
 	gs := p.grant.Load()
 	if gs == nil {
 		return nil
 	}
-	if oo, ok := rsp.(optOuter); ok && hasOptOut(oo.GetOptOut()) {
-		return nil
-	}
-	g := gs.grant
-	var vs []policy.Violation
-	if c, ok := rsp.(*api.CreateContainerResponse); ok && c.GetAdjust() != nil {
-		vs = g.CheckAdjustment(s.pod, s.ctr, c.GetAdjust())
-	}
 	targets := p.answerTargets(gs, s)
 	var unchecked error
-	if u, ok := rsp.(updater); ok {
-		for _, u := range u.GetUpdate() {
-			pod, ctr, err := targets.find("update", u.GetContainerId())
-			unchecked = cmp.Or(unchecked, err)
-			vs = append(vs, g.CheckUpdate(pod, ctr, u)...)
-		}
+	other := func(action, id string) (*api.PodSandbox, *api.Container) {
+		pod, ctr, err := targets.find(action, id)
+		unchecked = cmp.Or(unchecked, err)
+		return pod, ctr
 	}
-	if ev, ok := rsp.(evicter); ok {
-		for _, ev := range ev.GetEvict() {
-			pod, ctr, err := targets.find("evict", ev.GetContainerId())
-			unchecked = cmp.Or(unchecked, err)
-			vs = append(vs, g.CheckEviction(pod, ctr, ev)...)
-		}
-	}
+	g := gs.grant
+	vs := g.CheckAnswerTargets(s.pod, s.ctr, rsp, other)
 	var err error = unchecked
 	if len(vs) > 0 {
 		derr := g.Deny(p.full, s.pod, s.ctr, vs)
