@@ -196,9 +196,11 @@ func goCmd(ctx context.Context, goBin, dir string, log io.Writer, args ...string
 }
 
 // goEnv is the environment of the suite's go commands: no workspace, no
-// VCS stamping, no toolchain download.
+// VCS stamping, no toolchain download, and paths trimmed (the compiled
+// packages of compat/nri do not depend on where the clone is, so that
+// CRI-O on nrikit in a fresh clone reuses them).
 func goEnv() []string {
-	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOTOOLCHAIN=local")
+	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false -trimpath", "GOTOOLCHAIN=local")
 }
 
 var errNoCrio = errors.New("harness: CRI-O's binaries are not built (EnsureCrio)")

@@ -142,10 +142,11 @@ func Build(ctx context.Context, gocmd, pkgDir, out string) error {
 }
 
 // Precompile compiles module into the compilation cache dir with
-// internal/wasmhost's test binary built without the race detector.
+// internal/wasmhost's test binary built without the race detector (and
+// -trimpath, so that a clone elsewhere reuses the compiled packages).
 func Precompile(ctx context.Context, gocmd, module, dir string) error {
 	bin := filepath.Join(filepath.Dir(dir), "precompile.test")
-	cmd := exec.CommandContext(ctx, gocmd, "test", "-c", "-o", bin, "github.com/nrikit/nrikit/internal/wasmhost")
+	cmd := exec.CommandContext(ctx, gocmd, "test", "-c", "-trimpath", "-o", bin, "github.com/nrikit/nrikit/internal/wasmhost")
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building wasmhost's test binary without the race detector: %w\n%s", err, b)
