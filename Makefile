@@ -162,9 +162,12 @@ lint: $(BIN)/staticcheck
 
 tools: $(TOOLS)
 
+# A tool of tools/go.mod, copied from the go command's cache of executables: `go tool -n NAME` builds it if
+# needed and prints where it is, keyed by the go command itself (the tool's version and dependencies, the go
+# version), so that a fresh clone copies the tools instead of linking them again.
 $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
-	$(GO) build $(TOOLS_MOD) -o $@ $$($(GO) list $(TOOLS_MOD) -f '{{.ImportPath}}' tool | grep '/$*$$')
+	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
 ## generate: regenerate protobuf and ttrpc code from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
