@@ -98,7 +98,7 @@ func (g *Guest) Remove() {
 }
 
 // build builds the module into a new directory and precompiles it under
-// the race detector.
+// the race detector (precompileShared).
 func (g *Guest) build(gocmd string) error {
 	if g.Pkg == "" {
 		return errors.New("no package")
@@ -119,7 +119,7 @@ func (g *Guest) build(gocmd string) error {
 		return err
 	}
 	if RaceEnabled {
-		if err := Precompile(ctx, gocmd, out, filepath.Join(dir, "cache")); err != nil {
+		if err := precompileShared(ctx, gocmd, out, filepath.Join(dir, "cache")); err != nil {
 			return err
 		}
 	}
