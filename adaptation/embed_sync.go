@@ -58,15 +58,15 @@ var (
 // [PluginSyncBlock]s to be released, at most the registration timeout.
 // An error of insert is returned as is; a failure to list is wrapped.
 func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
-	return a.snapshot(fmt.Sprintf("synchronizing plugin %q", p.full), a.cfg.registrationTimeout, insert)
+	return a.snapshot(fmt.Sprintf("plugin %q", p.full), a.cfg.registrationTimeout, insert)
 }
 
-// snapshot is withSnapshot for what (which its errors start with), each
+// snapshot is withSnapshot for what (in errors: `plugin "10-x"`), each
 // wait bounded by timeout.
 func (a *Adaptation) snapshot(what string, timeout time.Duration, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
 	release, err := a.syncBlocks.lock(a.ctx, timeout)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("synchronizing %s: %w", what, err)
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(a.ctx, timeout)
@@ -76,7 +76,7 @@ func (a *Adaptation) snapshot(what string, timeout time.Duration, insert func(po
 		defer a.mu.Unlock()
 		pods, ctrs, err := a.list(ctx)
 		if err != nil {
-			return fmt.Errorf("%s: listing pods and containers: %w", what, err)
+			return fmt.Errorf("listing pods and containers for %s: %w", what, err)
 		}
 		return insert(pods, ctrs)
 	}
@@ -112,9 +112,9 @@ func (a *Adaptation) snapshot(what string, timeout time.Duration, insert func(po
 		return insertErr
 	case err != nil:
 		// If take inserted the plugin, activate disconnects it.
-		return fmt.Errorf("%s with the runtime: %w", what, err)
+		return fmt.Errorf("synchronizing %s with the runtime: %w", what, err)
 	case !taken:
-		return fmt.Errorf("%s: SyncFunc returned without handing over a snapshot", what)
+		return fmt.Errorf("synchronizing %s: SyncFunc returned without handing over a snapshot", what)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func (a *Adaptation) identify(full string, peer *identity.Peer) *identity.Identi
 		pods []*api.PodSandbox
 		ctrs []*api.Container
 	)
-	err := a.snapshot(fmt.Sprintf("identifying plugin %q", full), bound, func(p []*api.PodSandbox, c []*api.Container) error {
+	err := a.snapshot(fmt.Sprintf("the identity of plugin %q", full), bound, func(p []*api.PodSandbox, c []*api.Container) error {
 		pods, ctrs = p, c // read after the snapshot (ListFunc, SnapshotFunc)
 		return nil
 	})
