@@ -170,7 +170,7 @@ func TestIdentityParse(t *testing.T) {
 		t.Errorf("Summary: %s", s)
 	}
 	for name, tc := range map[string]struct{ doc, want string }{
-		"unknown key":        {"grants:\n  - plugins: [x]\n    identity:\n      namespace: [a]\n", `policy.yaml:4: unknown key "namespace" in identity`},
+		"unknown key":        {"grants:\n  - plugins: [x]\n    identity:\n      namespace: [a]\n", `policy.yaml:4: unknown key "namespace" in grants[0].identity (did you mean "namespaces"?)`},
 		"not any":            {"grants:\n  - plugins: [x]\n    identity: anyone\n", `policy.yaml:3: identity "anyone": want any, or a mapping of namespaces, podLabelSelector, containerNames, uids, executables`},
 		"a list":             {"grants:\n  - plugins: [x]\n    identity: [any]\n", `policy.yaml:3: identity "": want any`},
 		"empty":              {"grants:\n  - plugins: [x]\n    identity: {}\n", "policy.yaml:3: grants[0].identity: an empty identity"},
