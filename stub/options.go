@@ -10,8 +10,8 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // config is the stub's configuration, set by options. It is not changed

@@ -11,6 +11,10 @@
 //   - the libraries (api, stub, adaptation, merge, filter, validator,
 //     policy, ocispec, conformance) import nothing of the tool (cmd/), the
 //     sample plugins (plugins/) or the suites of tests/;
+//   - api's code (the protocol; tests aside) imports nothing of this
+//     module but api/...;
+//   - a sample plugin's code (plugins/, tests aside) imports only api, stub,
+//     ocispec, internal/yamldoc and plugins/ (their plugins/internal/);
 //   - nothing imports tests/.
 //
 // TestReadmeLayout holds README.md's Layout table to the tree: every package

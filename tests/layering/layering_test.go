@@ -21,6 +21,10 @@ const repoRoot = "../.."
 // libraries are the main module's library trees, relative to its root.
 var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "ocispec", "conformance"}
 
+// pluginImports are what the sample plugins' code (tests aside) may
+// import of this module.
+var pluginImports = []string{"api", "stub", "ocispec", "internal/yamldoc", "plugins"}
+
 // goFile is one Go file of the main module: its package directory (slash
 // separated, relative to the module root; "." for the root), whether it is
 // a test file, and the imports of this module in it, relative to the
@@ -61,6 +65,9 @@ func TestRulesCatchUpwardImports(t *testing.T) {
 		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"plugins/logger"}},
 		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"cmd/nri/internal/report"}},
 		{name: "internal/wasmhost/host.go", dir: "internal/wasmhost", imports: []string{"policy"}},
+		{name: "plugins/template/plugin.go", dir: "plugins/template", imports: []string{"policy"}},
+		{name: "plugins/logger/logger.go", dir: "plugins/logger", imports: []string{"internal/httpserve"}},
+		{name: "api/capability/capability.go", dir: "api/capability", imports: []string{"policy"}},
 	}
 	for _, f := range bad {
 		if v := violations([]goFile{f}); len(v) != 1 {
@@ -75,6 +82,8 @@ func TestRulesCatchUpwardImports(t *testing.T) {
 		{name: "cmd/nri/plugin.go", dir: "cmd/nri", imports: []string{"plugins/logger", "cmd/nri/internal/simulator"}},
 		{name: "stub/stub_test.go", dir: "stub", test: true, imports: []string{"filter/celscope"}},
 		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"api", "policy"}},
+		{name: "plugins/template/plugin.go", dir: "plugins/template", imports: []string{"api/capability", "stub/stubmetrics", "plugins/internal/pluginmain"}},
+		{name: "plugins/logger/policy_test.go", dir: "plugins/logger", test: true, imports: []string{"policy", "internal/testing/nodepolicy"}},
 	}
 	for _, f := range good {
 		if v := violations([]goFile{f}); len(v) != 0 {
@@ -107,6 +116,10 @@ func check(f goFile, imp string) string {
 		return "only tests import the test helpers of internal/testing/"
 	case under(imp, "tests"):
 		return "the suites of tests/ are no one's dependency"
+	case !f.test && under(f.dir, "api") && !under(imp, "api"):
+		return "the protocol (api/) imports nothing of this module"
+	case !f.test && under(f.dir, "plugins") && !slices.ContainsFunc(pluginImports, func(p string) bool { return under(imp, p) }):
+		return "a sample plugin imports only api, stub, ocispec, internal/yamldoc and plugins/"
 	case !f.test && isLibrary(f.dir) && (under(imp, "cmd") || under(imp, "plugins")):
 		return "a library imports nothing of the tool (cmd/) or the sample plugins (plugins/)"
 	}

@@ -15,7 +15,7 @@ import (
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
 
