@@ -9,8 +9,8 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmabi"
+	"github.com/nrikit/nrikit/stub/handler"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
-	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // The opt-out sentinels: a RunPodSandbox or CreateContainer handler may
@@ -23,9 +23,9 @@ import (
 // plugin built both as a process and as a WASM module can return these.
 var (
 	// ErrNotInterestedInPod opts out of events about a pod.
-	ErrNotInterestedInPod = handlers.ErrNotInterestedInPod
+	ErrNotInterestedInPod = handler.ErrNotInterestedInPod
 	// ErrNotInterestedInContainer opts out of events about a container.
-	ErrNotInterestedInContainer = handlers.ErrNotInterestedInContainer
+	ErrNotInterestedInContainer = handler.ErrNotInterestedInContainer
 )
 
 // APIVersion is the version of the WASM ABI the guest implements, the
@@ -145,9 +145,9 @@ type Guest struct {
 	out []byte // response buffer, reused
 }
 
-// New returns a Guest for plugin, which implements some of the stub's
-// handler interfaces (stub.ConfigureInterface, stub.CreateContainerInterface,
-// …; see package github.com/nrikit/nrikit/stub).
+// New returns a Guest for plugin, which implements some of the handler
+// interfaces of package stub/handler ([handler.ConfigureInterface],
+// [handler.CreateContainerInterface], …).
 func New(plugin any, opts ...Option) (*Guest, error) {
 	cfg := config{}
 	for _, o := range opts {

@@ -12,7 +12,8 @@
 //     policy, ocispec, conformance) import nothing of the tool (cmd/), the
 //     sample plugins (plugins/) or the suites of tests/;
 //   - api's code (the protocol; tests aside) imports nothing of this
-//     module but api/...;
+//     module but api/..., and stub/handler's (the handler interfaces,
+//     shared by the stub and the WASM guest) only api;
 //   - a sample plugin's code (plugins/, tests aside) imports only api, stub,
 //     ocispec, internal/yamldoc and plugins/ (their plugins/internal/);
 //   - nothing imports tests/.

@@ -68,6 +68,7 @@ func TestRulesCatchUpwardImports(t *testing.T) {
 		{name: "plugins/template/plugin.go", dir: "plugins/template", imports: []string{"policy"}},
 		{name: "plugins/logger/logger.go", dir: "plugins/logger", imports: []string{"internal/httpserve"}},
 		{name: "api/capability/capability.go", dir: "api/capability", imports: []string{"policy"}},
+		{name: "stub/handler/handler.go", dir: "stub/handler", imports: []string{"stub/internal/core"}},
 	}
 	for _, f := range bad {
 		if v := violations([]goFile{f}); len(v) != 1 {
@@ -118,6 +119,8 @@ func check(f goFile, imp string) string {
 		return "the suites of tests/ are no one's dependency"
 	case !f.test && under(f.dir, "api") && !under(imp, "api"):
 		return "the protocol (api/) imports nothing of this module"
+	case !f.test && under(f.dir, "stub/handler") && !under(imp, "api"):
+		return "the handler interfaces (stub/handler) import only api: they are the process's and the WASM guest's"
 	case !f.test && under(f.dir, "plugins") && !slices.ContainsFunc(pluginImports, func(p string) bool { return under(imp, p) }):
 		return "a sample plugin imports only api, stub, ocispec, internal/yamldoc and plugins/"
 	case !f.test && isLibrary(f.dir) && (under(imp, "cmd") || under(imp, "plugins")):
