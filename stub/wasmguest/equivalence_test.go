@@ -241,12 +241,7 @@ func TestProcessAndWASMAnswerAlike(t *testing.T) {
 				stubtest.WithTimeouts(time.Minute, time.Minute),
 			}, tc.opts...)
 			rt := stubtest.NewRuntime(t, opts...)
-			st, proc := rt.StartPlugin(t, &equivplugin.Plugin{},
-				stub.WithScope(equivplugin.Scope),
-				stub.WithRequiredEvents(equivplugin.Required),
-				stub.WithFailurePolicy(equivplugin.Policy),
-				stub.WithDefaultConfig(equivplugin.DefaultConfig),
-				stub.WithRequiredCapabilities(equivplugin.RequiredCapabilities...))
+			st, proc := rt.StartPlugin(t, &equivplugin.Plugin{}, stub.WithDeclarations(equivplugin.Declared))
 			checkCapabilities(t, st, proc)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -223,3 +223,25 @@ func logLevel(l pcore.Level) api.LogRequest_Level {
 	}
 	return api.LogRequest_LEVEL_DEBUG
 }
+
+// WithDeclarations applies a plugin's declarations (subscription, required
+// events and capabilities, scope, failure policy, default configuration;
+// see [handler.Declarations]) as the options of their non-zero fields
+// would: a plugin built both as a process (stub.WithDeclarations) and as
+// a WASM module declares them once. Like [WithScope], it links the scope
+// filter into the module (about 0.6 MB), since a declaration may carry a
+// scope; a plugin without one that counts its module's bytes uses the
+// other options.
+func WithDeclarations(d handler.Declarations) Option {
+	return func(c *config) error {
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("wasmguest: WithDeclarations: %w", err)
+		}
+		declare := pcore.Declare[Option]{
+			Subscription: WithSubscription, RequiredEvents: WithRequiredEvents,
+			RequiredCapabilities: WithRequiredCapabilities, Scope: WithScope,
+			FailurePolicy: WithFailurePolicy, DefaultConfig: WithDefaultConfig,
+		}
+		return pcore.Apply(c, declare.Options(d))
+	}
+}
