@@ -548,3 +548,42 @@ func TestConfigFile(t *testing.T) {
 		t.Errorf("Main: %v", err)
 	}
 }
+
+// TestSkeletonHelpers checks the helpers the samples' Main functions are
+// written with: ConfigParsedBy passes a configuration to the parser and
+// returns its error, and NoFlags registers no flag and builds the plugin
+// with the logger, without stub options.
+func TestSkeletonHelpers(t *testing.T) {
+	errBad := errors.New("bad configuration")
+	var parsed []string
+	check := ConfigParsedBy(func(config string) (int, error) {
+		parsed = append(parsed, config)
+		if config == "bad" {
+			return 0, errBad
+		}
+		return len(config), nil
+	})
+	if err := check("good"); err != nil {
+		t.Errorf("a good configuration: %v", err)
+	}
+	if err := check("bad"); !errors.Is(err, errBad) {
+		t.Errorf("a bad configuration: %v, want the parser's error", err)
+	}
+	if want := []string{"good", "bad"}; strings.Join(parsed, ",") != strings.Join(want, ",") {
+		t.Errorf("parsed %q, want %q", parsed, want)
+	}
+
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	log := slog.New(slog.DiscardHandler)
+	var builtWith *slog.Logger
+	newFunc := NoFlags(func(l *slog.Logger) any { builtWith = l; return envPlugin{} })(fs)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	p, opts, err := newFunc(log)
+	if n != 0 || err != nil || opts != nil || builtWith != log {
+		t.Errorf("NoFlags: %d flags, options %v, error %v, built with the logger: %v", n, opts, err, builtWith == log)
+	}
+	if _, ok := p.(envPlugin); !ok {
+		t.Errorf("NoFlags built %T, want the plugin build returned", p)
+	}
+}
