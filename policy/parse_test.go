@@ -2,11 +2,12 @@ package policy
 
 import (
 	"errors"
-	"github.com/nrikit/nrikit/api/capability"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // mustParse parses a policy of a test.
