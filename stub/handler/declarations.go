@@ -61,10 +61,10 @@ type Declarations struct {
 func (d Declarations) Check() error {
 	var errs []error
 	if u := d.Subscription.Unknown(); u != 0 {
-		errs = append(errs, fmt.Errorf("Subscription: unknown event bits 0x%x", uint32(u)))
+		errs = append(errs, fmt.Errorf("subscription: unknown event bits 0x%x", uint32(u)))
 	}
 	if u := d.RequiredEvents.Unknown(); u != 0 {
-		errs = append(errs, fmt.Errorf("RequiredEvents: unknown event bits 0x%x", uint32(u)))
+		errs = append(errs, fmt.Errorf("required events: unknown event bits 0x%x", uint32(u)))
 	}
 	return errors.Join(errs...)
 }

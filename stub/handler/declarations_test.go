@@ -17,8 +17,8 @@ func TestDeclarationsCheck(t *testing.T) {
 	}{
 		{Declarations{}, ""},
 		{Declarations{Subscription: api.MaskOf(api.Event_CREATE_CONTAINER), RequiredEvents: api.MaskOf(api.Event_CREATE_CONTAINER)}, ""},
-		{Declarations{Subscription: unknown | api.MaskOf(api.Event_CREATE_CONTAINER)}, "Subscription: unknown event bits 0x40000000"},
-		{Declarations{RequiredEvents: unknown}, "RequiredEvents: unknown event bits 0x40000000"},
+		{Declarations{Subscription: unknown | api.MaskOf(api.Event_CREATE_CONTAINER)}, "subscription: unknown event bits 0x40000000"},
+		{Declarations{RequiredEvents: unknown}, "required events: unknown event bits 0x40000000"},
 	} {
 		err := tc.d.Check()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
