@@ -386,5 +386,18 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
 		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope,
 		"grant", p.currentGrant().String(), "capabilities", told.String())
+	a.warnNamedWithoutExtension(p)
 	return nil
+}
+
+// warnNamedWithoutExtension logs the grants and required entries of the
+// policy in force that name p without the extension of its file name
+// (policy.NamedWithoutExtension): a WASM plugin 50-batchenv.wasm is
+// batchenv.wasm, and a grant for batchenv silently is not its.
+func (a *Adaptation) warnNamedWithoutExtension(p *plugin) {
+	if names := a.pol.Load().NamedWithoutExtension(p.idx, p.name); len(names) > 0 {
+		a.log.Warn("the policy names the plugin without the extension of its file name, so those entries are not its: "+
+			"a plugin is named after its file, extension included", "plugin", p.full, "entries", names,
+			"grant", p.currentGrant().String())
+	}
 }

@@ -156,6 +156,17 @@ func (a *Adaptation) Policy() *policy.Policy { return a.pol.Load() }
 // An invalid file keeps the policy in force; its mistakes are logged and
 // returned. A file that was removed keeps the policy in force too (see
 // WithPolicyFile). It returns [ErrNoPolicyFile] without a policy file.
+//
+// When the new policy changes the where of a connected plugin, the
+// containers that plugin updates or evicts are checked against the new
+// where at once: ReloadPolicy then lists the runtime's pods and
+// containers as a plugin's registration does (its [ListFunc], or its
+// [SyncFunc], which takes the runtime's lock; after the runtime's
+// [PluginSyncBlock]s), at most the registration timeout, and applies
+// the policy in the same critical section. It must not be called with
+// the runtime's lock held. If the list cannot be taken, the policy
+// applies all the same, and those updates and evictions are refused
+// ([WhereUncheckedError]) until it can be.
 func (a *Adaptation) ReloadPolicy() error {
 	if a.cfg.policyFile == "" {
 		return ErrNoPolicyFile
@@ -187,21 +198,6 @@ func (a *Adaptation) reloadLocked() error {
 	return nil
 }
 
-// applyPolicy makes p the policy in force and resolves every plugin's
-// grant under it, under a.mu: an event sees every plugin under one
-// policy, and a plugin being configured resolves its grant under p.
-func (a *Adaptation) applyPolicy(p *policy.Policy) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.pol.Store(p)
-	for _, q := range a.plugins {
-		q.resolveGrant(p)
-	}
-	for _, q := range a.admitting {
-		q.resolveGrant(p)
-	}
-}
-
 // watchPolicy looks for a change of the policy file every reload
 // interval until the Adaptation stops, and reloads it when it changed.
 func (a *Adaptation) watchPolicy() {
@@ -217,6 +213,7 @@ func (a *Adaptation) watchPolicy() {
 		if a.polFile.changed(fi) {
 			_ = a.reloadLocked() // logged
 		}
+		a.keepWhereIndex()
 		a.reloadMu.Unlock()
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// countingRecorder is a MetricsRecorder implementing RequestRecorder and
-// DeniedRecorder that counts as package runtimemetrics does (which this
+// countingRecorder is a MetricsRecorder implementing RequestRecorder,
+// DeniedRecorder and AuditedRecorder that counts as package runtimemetrics does (which this
 // package's tests cannot import): values keyed "metric/plugin/request"
 // (or "metric/plugin/field/action"), a series made when first counted, or for
 // the skipped events when the plugin registers; the plugin gauge under
@@ -23,6 +23,7 @@ type countingRecorder struct {
 var (
 	_ RequestRecorder = (*countingRecorder)(nil)
 	_ DeniedRecorder  = (*countingRecorder)(nil)
+	_ AuditedRecorder = (*countingRecorder)(nil)
 )
 
 func newCountingRecorder() *countingRecorder { return &countingRecorder{v: map[string]float64{}} }
@@ -56,8 +57,12 @@ func (r *countingRecorder) RecordFailure(plugin, request string) {
 	r.add(MetricErrors, plugin, request, 1)
 }
 
-func (r *countingRecorder) RecordDenied(_ context.Context, plugin, field, action string) {
-	r.add(MetricDenied, plugin, field+"/"+action, 1)
+func (r *countingRecorder) RecordDenied(_ context.Context, plugin, field string) {
+	r.add(MetricDenied, plugin, field+"/"+ActionDenied, 1)
+}
+
+func (r *countingRecorder) RecordAudited(_ context.Context, plugin, field string) {
+	r.add(MetricDenied, plugin, field+"/"+ActionAudited, 1)
 }
 
 func (r *countingRecorder) PluginSkips(plugin string, events api.EventMask) SkipCounter {

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/nriconn"
+	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -80,9 +82,12 @@ type PluginConfig struct {
 	// Listener, instead of Listen, is a listener the checker accepts one
 	// external plugin from; the checker closes it.
 	Listener net.Listener
-	// Name is the plugin's IDX-NAME: what a launched plugin is told
-	// (default DefaultPluginName) and, if set for an external plugin, the
-	// identity it must register with.
+	// Name is the plugin's IDX-NAME: what a launched or WASM plugin is
+	// told and, if set for an external plugin, the identity it must
+	// register with. A launched or WASM plugin's default is the name of
+	// its file if that is IDX-NAME, as a runtime names the plugins of its
+	// plugin directory ("50-mine", "50-mine.wasm"), else
+	// DefaultPluginName.
 	Name string
 	// Config is sent as ConfigureRequest.config.
 	Config string
@@ -109,6 +114,12 @@ type PluginConfig struct {
 	// module (created if missing): a module compiled once loads in a
 	// fraction of the time. "" for none.
 	WASMCacheDir string
+	// Policy, if set, is an administrator's policy of plugin grants that
+	// the checker applies as a runtime with it does: the checker's pods
+	// are brought into the plugin's grant's where as well as its scope,
+	// and CheckGrant fails if an answer makes changes the grant does not
+	// allow (which the runtime would refuse).
+	Policy *policy.Policy
 }
 
 func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
@@ -123,6 +134,11 @@ func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
 	}
 	if cfg.Name == "" && len(cfg.Command) > 0 {
 		cfg.Name = DefaultPluginName
+		if base := filepath.Base(cfg.Command[0]); base != "" {
+			if _, _, err := api.ParsePluginName(base); err == nil {
+				cfg.Name = base
+			}
+		}
 	}
 	if cfg.Name != "" {
 		if _, _, err := api.ParsePluginName(cfg.Name); err != nil {

@@ -154,6 +154,7 @@ func (c *pluginCheck) events(ctx context.Context) {
 			c.rec.pass(name, dl.took, "answered through StateChange")
 		default:
 			checkAnswer(&c.found, ev, dl.resp, known)
+			c.judgeGrant(ev, dl.resp)
 			c.rec.pass(name, dl.took, "%s", summarize(dl.resp))
 		}
 		c.latency = append(c.latency, fmt.Sprintf("%s %s", ev.Name(), formatDuration(dl.took)))
@@ -164,9 +165,7 @@ func (c *pluginCheck) events(ctx context.Context) {
 func summarize(resp proto.Message) string {
 	switch r := resp.(type) {
 	case *api.CreateContainerResponse:
-		a := r.GetAdjust()
-		return fmt.Sprintf("adjusts %d env, %d mounts, %d annotations; %d updates, %d evictions",
-			len(a.GetEnv()), len(a.GetMounts()), len(a.GetAnnotations()), len(r.GetUpdate()), len(r.GetEvict()))
+		return fmt.Sprintf("adjusts %s; %d updates, %d evictions", adjusted(r.GetAdjust()), len(r.GetUpdate()), len(r.GetEvict()))
 	case *api.UpdateContainerResponse:
 		return fmt.Sprintf("%d updates, %d evictions", len(r.GetUpdate()), len(r.GetEvict()))
 	case *api.StopContainerResponse:
@@ -192,6 +191,7 @@ func (c *pluginCheck) report() {
 	} else {
 		c.rec.fail(CheckConsistent, 0, "%s", strings.Join(c.found.conflicts, "; "))
 	}
+	c.reportGrant()
 	if old := c.throughStateChange; old != 0 {
 		c.rec.info(CheckStateChange, 0, "the plugin has no RPC of its own for %s (it is built on NRI v0.11 or earlier): "+
 			"runtimes send these events as StateChange, which upstream's reports as deprecated", old)

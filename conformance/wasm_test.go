@@ -54,7 +54,7 @@ func TestCheckPluginWASM(t *testing.T) {
 	if res := requireCheck(t, r, CheckSubscription); !strings.Contains(res.Reason, want.String()) {
 		t.Errorf("%s: %q, want the template's handlers %s", CheckSubscription, res.Reason, want)
 	}
-	if res := requireCheck(t, r, EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "adjusts 1 env") {
+	if res := requireCheck(t, r, EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "env[NRI_TEMPLATE]") {
 		t.Errorf("CreateContainer: %q", res.Reason)
 	}
 	for _, name := range []string{CheckConfigure, CheckSyncSingle, CheckSyncChunked, CheckWellFormed, CheckStaysUp, CheckShutdown} {

@@ -350,3 +350,27 @@ grants:
 	}
 	// Output: mounts source "/" is not under an allowed source
 }
+
+// TestResourceValuesAsSet checks that a refused memory or CPU change is
+// rendered with the settings the plugin set, and only those: a limit
+// alone is not "limit N reservation 0".
+func TestResourceValuesAsSet(t *testing.T) {
+	g := mustParse(t, "grants:\n  - plugins: [x]\n    update: {memory: {maxLimit: 1G}}\n").GrantFor("10", "x")
+	upd := func(r *api.LinuxResources) *api.ContainerUpdate {
+		return &api.ContainerUpdate{ContainerId: testCtr.Id, Linux: &api.LinuxContainerUpdate{Resources: r}}
+	}
+	for _, tc := range []struct {
+		r    *api.LinuxResources
+		want string
+	}{
+		{&api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 2e9}}}, `"limit 2000000000"`},
+		{&api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 2e9}, Swap: &api.OptionalInt64{Value: 0}}}, `"limit 2000000000 swap 0"`},
+		{&api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: 512}}}, `"shares 512"`},
+		{&api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1", Quota: &api.OptionalInt64{Value: 5000}}}, `"quota 5000 cpus 0-1"`},
+	} {
+		vs := g.CheckUpdate(testPod, testCtr, upd(tc.r))
+		if len(vs) != 1 || vs[0].Value != tc.want {
+			t.Errorf("%v: violations %v, want one with value %s", tc.r, vs, tc.want)
+		}
+	}
+}

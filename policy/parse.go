@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -248,21 +246,7 @@ func (c *compiler) line(path []any) int {
 }
 
 // pathString renders a YAML path: grants[1].adjust.mounts.
-func pathString(path []any) string {
-	var b strings.Builder
-	for _, step := range path {
-		switch s := step.(type) {
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s)
-		case int:
-			b.WriteString("[" + strconv.Itoa(s) + "]")
-		}
-	}
-	return b.String()
-}
+func pathString(path []any) string { return yamldoc.PathString(path) }
 
 // at returns path extended by steps, as a new slice.
 func at(path []any, steps ...any) []any {

@@ -55,6 +55,7 @@ var (
 	_ adaptation.MetricsRecorder = (*Metrics)(nil)
 	_ adaptation.RequestRecorder = (*Metrics)(nil)
 	_ adaptation.DeniedRecorder  = (*Metrics)(nil)
+	_ adaptation.AuditedRecorder = (*Metrics)(nil)
 )
 
 // New returns metrics registered with r. It fails if r is nil or refuses
@@ -138,9 +139,16 @@ func (m *Metrics) RecordFailure(plugin, request string) {
 	m.errors.WithLabelValues(plugin, request).Inc()
 }
 
-// RecordDenied implements [adaptation.DeniedRecorder].
-func (m *Metrics) RecordDenied(_ context.Context, plugin, field, action string) {
-	m.denied.WithLabelValues(plugin, field, action).Inc()
+// RecordDenied implements [adaptation.DeniedRecorder]: it counts a
+// refused change, action "denied".
+func (m *Metrics) RecordDenied(_ context.Context, plugin, field string) {
+	m.denied.WithLabelValues(plugin, field, adaptation.ActionDenied).Inc()
+}
+
+// RecordAudited implements [adaptation.AuditedRecorder]: it counts an
+// audited change, action "audited".
+func (m *Metrics) RecordAudited(_ context.Context, plugin, field string) {
+	m.denied.WithLabelValues(plugin, field, adaptation.ActionAudited).Inc()
 }
 
 // PluginSkips implements [adaptation.RequestRecorder]: it resolves the

@@ -1,6 +1,9 @@
 package scenario
 
 import (
+	"slices"
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/policy"
@@ -30,7 +33,10 @@ type Scenario struct {
 	// is given one with --policy; see CompiledPolicy.
 	Policy yaml.Node `yaml:"policy"`
 	// CompiledPolicy is Policy compiled; nil if the scenario has none.
+	// Its rules name the scenario file and their lines in it.
 	CompiledPolicy *policy.Policy `yaml:"-"`
+	// PolicyLine is the line of the key policy (0 without one).
+	PolicyLine int `yaml:"-"`
 	// Steps are the lifecycle events, in order.
 	Steps []*Step `yaml:"steps"`
 
@@ -155,6 +161,19 @@ type Plugin struct {
 // FullName is the plugin's IDX-NAME.
 func (p *Plugin) FullName() string { return p.Index + "-" + p.Name }
 
+// ExpectsRefusal reports whether the step expects the answer of the
+// plugin full (IDX-NAME) to be refused.
+func (s *Step) ExpectsRefusal(full string) bool {
+	return slices.ContainsFunc(s.ExpectRefused, func(p string) bool { return NamesPlugin(p, full) })
+}
+
+// NamesPlugin reports whether p, a plugin as a scenario names it (NAME or
+// IDX-NAME), is the plugin full (IDX-NAME).
+func NamesPlugin(p, full string) bool {
+	_, name, _ := strings.Cut(full, "-")
+	return p == full || p == name
+}
+
 // Action is what a step does.
 type Action string
 
@@ -191,6 +210,11 @@ type Step struct {
 	// Expect is what the container's OCI spec must hold after a
 	// container step that succeeded.
 	Expect *Expect `yaml:"expect"`
+	// ExpectRefused are the plugins (NAME or IDX-NAME) whose answers the
+	// step expects the runtime to refuse (the policy does not allow
+	// their changes): the step fails if one of them is not refused, or
+	// another plugin is.
+	ExpectRefused []string `yaml:"expectRefused"`
 
 	// Action is the step's action, set by decoding.
 	Action Action `yaml:"-"`
