@@ -78,7 +78,9 @@
 // only then answers RegisterPlugin: with success, or with a status error
 // whose message is the reason (see [RegistrationError]), after which the
 // connection is closed. Then it sends Synchronize, split into parts of at
-// most [MaxSyncMessageSize] bytes, each under the synchronize timeout, and
+// most [MaxSyncMessageSize] bytes (a WASM plugin's only if its module
+// declares that it handles parts, docs/wasm-abi.md §6), each under the
+// synchronize timeout, and
 // applies the updates of the plugin's last answer through the runtime's
 // [UpdateFunc]. Only then does the plugin receive events. Each step has
 // the registration timeout. A second external connection with the same
