@@ -176,8 +176,8 @@ generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
 check-generated: generate
-	@git diff --exit-code -- api/ || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/)" || (echo "untracked generated files in api/"; exit 1)
+	@git diff --exit-code -- api/ record/recordpb/ || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/)" || (echo "untracked generated files in api/ or record/recordpb/"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

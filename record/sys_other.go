@@ -1,0 +1,5 @@
+//go:build !unix
+
+package record
+
+const noFollow = 0
