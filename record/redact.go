@@ -232,7 +232,13 @@ func LoadKey(path string) ([]byte, error) {
 	if !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("record: creating the redaction key: %w", err)
 	}
-	f, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	return ReadKey(path)
+}
+
+// ReadKey reads an existing redaction key (see [LoadKey]), as replay does
+// to compare values with a recording's.
+func ReadKey(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, fmt.Errorf("record: reading the redaction key: %w", err)
 	}

@@ -64,6 +64,13 @@ type Simulator struct {
 
 	regMu   sync.Mutex
 	regErrs []report.RegistrationError
+
+	// list and update are the runtime's ListFunc and UpdateFunc: the
+	// store's, or a replay's (replay.go).
+	list   adaptation.ListFunc
+	update adaptation.UpdateFunc
+	// onCall, if set, is also told about every plugin call.
+	onCall adaptation.Observer
 }
 
 // New returns a simulator for the scenario.
@@ -81,6 +88,7 @@ func New(sc *scenario.Scenario, opts ...Option) (*Simulator, error) {
 	s := &Simulator{sc: sc, cfg: cfg, store: st, tl: &timeline{names: st.containerName}}
 	st.onUpdate = s.unsolicitedUpdate
 	st.onEvict = s.unsolicitedEviction
+	s.list, s.update = st.list, st.update
 	return s, nil
 }
 
@@ -124,7 +132,7 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	if err != nil {
 		return nil, err
 	}
-	a, err := adaptation.New(s.cfg.runtimeName, s.cfg.runtimeVersion, s.store.list, s.store.update, opts...)
+	a, err := adaptation.New(s.cfg.runtimeName, s.cfg.runtimeVersion, s.list, s.update, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating the runtime: %w", err)
 	}
