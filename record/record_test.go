@@ -321,3 +321,24 @@ func TestReaderBounds(t *testing.T) {
 		t.Errorf("too many values: %v", err)
 	}
 }
+
+func TestGlob(t *testing.T) {
+	for _, c := range []struct {
+		p, n string
+		want bool
+	}{
+		{"gpu-env.nrikit.dev/*", "gpu-env.nrikit.dev/visible-devices/pod", true},
+		{"gpu-env.nrikit.dev/*", "gpu-env.nrikit.dev", false},
+		{"*_TOKEN", "API_TOKEN", true},
+		{"*_TOKEN", "API_TOKENS", false},
+		{"A?C", "ABC", true},
+		{"A?C", "AC", false},
+		{"*", "", true},
+		{"a*b*c", "aXbYbZc", true},
+		{"a*b*c", "aXbYbZ", false},
+	} {
+		if got := glob(c.p, c.n); got != c.want {
+			t.Errorf("glob(%q, %q) = %v", c.p, c.n, got)
+		}
+	}
+}

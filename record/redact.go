@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/nrikit/nrikit/record/recordpb"
@@ -57,7 +56,8 @@ const (
 // variable has the same value in two containers, or changed between two
 // events.
 //
-// Names matching a keep pattern (path.Match) keep their values in clear:
+// Names matching a keep pattern (* matches any run of characters, ?
+// one) keep their values in clear:
 // an annotation a plugin reads to decide what to do must be kept for a
 // replay of that plugin to mean anything.
 //
@@ -75,8 +75,8 @@ func NewRedactor(key []byte, keepEnv, keepAnnotations []string) (*Redactor, erro
 		return nil, fmt.Errorf("record: redaction key of %d bytes, want %d", len(key), KeySize)
 	}
 	for _, p := range append(append([]string(nil), keepEnv...), keepAnnotations...) {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("record: keep pattern %q: %w", p, err)
+		if p == "" {
+			return nil, errors.New("record: empty keep pattern")
 		}
 	}
 	return &Redactor{key: append([]byte(nil), key...), keepEnv: keepEnv, keepAnnotate: keepAnnotations}, nil
@@ -131,11 +131,41 @@ func (r *Redactor) Annotation(key, value string) string {
 
 func keep(patterns []string, name string) bool {
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
+		if glob(p, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// glob reports whether name matches pattern, where * matches any run of
+// characters, slashes included (annotation keys have them: a pattern
+// "gpu-env.nrikit.dev/*" keeps every key of that prefix), and ? any one
+// character. It takes time linear in len(pattern)×len(name) at worst.
+func glob(pattern, name string) bool {
+	px, nx := 0, 0
+	star, next := -1, 0
+	for px < len(pattern) || nx < len(name) {
+		if px < len(pattern) {
+			switch c := pattern[px]; {
+			case c == '*':
+				star, next = px, nx+1
+				px++
+				continue
+			case nx < len(name) && (c == '?' || c == name[nx]):
+				px++
+				nx++
+				continue
+			}
+		}
+		if star >= 0 && next <= len(name) {
+			px, nx = star+1, next
+			next++
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // Redact redacts m in place: every field named env or annotations in m

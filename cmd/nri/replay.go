@@ -31,7 +31,7 @@ runtime reports back (the created container, validation requests) to -out (defau
 Values of environment variables and annotations are redacted with a keyed hash; the key
 (-key-file, created 0600) stays on the node: give it to nri replay there to compare values.
 See docs/record.md. Run 'nri record -help' for the flags.`,
-		Example: `  nri record -socket /var/run/nri/nri.sock -out /var/lib/nri-record/node.nrirec`,
+		Example:            `  nri record -socket /var/run/nri/nri.sock -out /var/lib/nri-record/node.nrirec`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
 			err := recorder.Main(c.Context(), args, g.stderr)
