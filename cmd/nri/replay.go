@@ -65,8 +65,6 @@ against none). A rotated recording is read oldest file first from its current fi
 
 Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did not register,
 2 for a usage error, 5 for another failure.`,
-		Example: `  nri replay node.nrirec --plugin ./50-gpu-env --key-file node.nrirec.key
-  nri replay node.nrirec --plugin new/50-gpu-env --base-plugin old/50-gpu-env --output json`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			base.output, base.reqTimeout, base.wasmCacheDir = f.output, f.reqTimeout, f.wasmCacheDir
