@@ -152,7 +152,7 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api
 	if err != nil {
 		return err
 	}
-	if len(res.plugins) == 0 {
+	if len(res.plugins)+len(res.observers) == 0 {
 		return nil
 	}
 	req, err := build()
