@@ -58,6 +58,8 @@ func (rec *Recording) read(path string) error {
 	rec.Files = append(rec.Files, path)
 	if rec.Header == nil {
 		rec.Header = r.Header()
+	} else if r.Header().GetFileIndex() == 0 {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s starts another recording (the recorder restarted): replayed after the one before it, its snapshot not", path))
 	}
 	for {
 		e, err := r.Next()

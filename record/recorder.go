@@ -38,6 +38,10 @@ type RecorderConfig struct {
 	FlushInterval time.Duration
 	// Log receives the writer's errors (nil: dropped).
 	Log *slog.Logger
+
+	// beforeWrite, if set, is called by the writer goroutine before it
+	// writes an item (tests hold the writer with it).
+	beforeWrite func()
 }
 
 // Recorder records every event it is sent into a recording. It is a
@@ -141,7 +145,7 @@ func (r *Recorder) Stats() Stats {
 		return Stats{Dropped: r.dropped.Load()}
 	}
 	s := r.stats
-	s.Dropped = r.dropped.Load()
+	s.Dropped += r.dropped.Load() // dropped after the last record
 	return s
 }
 
@@ -181,11 +185,17 @@ func (r *Recorder) Event(e api.Event, req proto.Message) {
 	r.add(item{rec: &recordpb.Record{Kind: recordpb.Kind_REQUEST, Event: e, TimeUnixNano: time.Now().UnixNano()}, msg: req})
 }
 
-// Answer records one plugin's answer to event e (a runtime's
+// Subject is what an event is about: the IDs of its pod and container
+// (empty where it has none).
+type Subject struct{ Pod, Container string }
+
+// Answer records one plugin's answer to event e about s (a runtime's
 // recording): rsp (nil if it failed), how long it took, and its error.
-// rsp is kept until written: pass a copy of a message others use.
-func (r *Recorder) Answer(plugin string, e api.Event, rsp proto.Message, took time.Duration, err error) {
-	rec := &recordpb.Record{Kind: recordpb.Kind_ANSWER, Event: e, Plugin: plugin, DurationNanos: int64(took), TimeUnixNano: time.Now().UnixNano()}
+// rsp is kept until written, and redacted in place: pass a copy of a
+// message others use.
+func (r *Recorder) Answer(plugin string, e api.Event, s Subject, rsp proto.Message, took time.Duration, err error) {
+	rec := &recordpb.Record{Kind: recordpb.Kind_ANSWER, Event: e, Plugin: plugin, DurationNanos: int64(took),
+		PodId: s.Pod, ContainerId: s.Container, TimeUnixNano: time.Now().UnixNano()}
 	if err != nil {
 		rec.Error = err.Error()
 	}
@@ -193,10 +203,11 @@ func (r *Recorder) Answer(plugin string, e api.Event, rsp proto.Message, took ti
 }
 
 // Refusal records that the runtime's policy refused plugin's answer to
-// e: the refused fields and the refusal.
-func (r *Recorder) Refusal(plugin string, e api.Event, fields []string, reason string) {
+// e about s (UNKNOWN and empty if not known): the refused fields and the
+// refusal.
+func (r *Recorder) Refusal(plugin string, e api.Event, s Subject, fields []string, reason string) {
 	r.add(item{rec: &recordpb.Record{Kind: recordpb.Kind_REFUSAL, Event: e, Plugin: plugin, RefusedFields: fields,
-		Error: reason, TimeUnixNano: time.Now().UnixNano()}})
+		PodId: s.Pod, ContainerId: s.Container, Error: reason, TimeUnixNano: time.Now().UnixNano()}})
 }
 
 // run is the writer goroutine.
@@ -258,6 +269,9 @@ func (r *Recorder) flush() {
 
 // write records one item.
 func (r *Recorder) write(it item) {
+	if r.cfg.beforeWrite != nil {
+		r.cfg.beforeWrite()
+	}
 	if it.flushed != nil {
 		r.flush()
 		close(it.flushed)

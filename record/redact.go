@@ -268,7 +268,7 @@ func LoadKey(path string) ([]byte, error) {
 // ReadKey reads an existing redaction key (see [LoadKey]), as replay does
 // to compare values with a recording's.
 func ReadKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("record: reading the redaction key: %w", err)
 	}
@@ -279,6 +279,9 @@ func ReadKey(path string) ([]byte, error) {
 	}
 	if !info.Mode().IsRegular() || info.Size() != KeySize {
 		return nil, fmt.Errorf("record: redaction key %s: want a regular file of %d bytes", path, KeySize)
+	}
+	if !ownedBySelf(info) {
+		return nil, fmt.Errorf("record: redaction key %s: owned by another user: want a key file of the recorder's own", path)
 	}
 	if info.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("record: redaction key %s: mode %v lets others read or write it: want 0600", path, info.Mode().Perm())

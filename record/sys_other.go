@@ -2,4 +2,11 @@
 
 package record
 
-const noFollow = 0
+import "os"
+
+const (
+	noFollow = 0
+	nonBlock = 0
+)
+
+func ownedBySelf(os.FileInfo) bool { return true }

@@ -80,8 +80,10 @@ type Writer struct {
 	records, bytes uint64
 }
 
-// NewWriter creates (or truncates) cfg.Path, mode 0600, and writes its
-// header.
+// NewWriter creates cfg.Path, mode 0600, and writes its header. A file
+// already at the path (a recording before a restart) is rotated away
+// first, as the current file is when it grows past the cap: it is kept as
+// Path.1 (with MaxFiles 1, it is removed).
 func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("record: no path to write to")
@@ -99,6 +101,14 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 		cfg.Header = &recordpb.Header{}
 	}
 	w := &Writer{cfg: cfg}
+	if _, err := os.Lstat(cfg.Path); err == nil {
+		if err := isRecording(cfg.Path); err != nil {
+			return nil, err
+		}
+		if err := w.shift(); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.open(); err != nil {
 		return nil, err
 	}
@@ -107,11 +117,14 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 
 // open starts the current file.
 func (w *Writer) open() error {
-	f, err := os.OpenFile(w.cfg.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, FileMode)
+	// A new file only (the previous one was rotated away): nothing that
+	// appeared at the path meanwhile (a link, a device, a FIFO, another
+	// file) is written into, truncated or has its mode changed.
+	f, err := os.OpenFile(w.cfg.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow|nonBlock, FileMode)
 	if err != nil {
 		return fmt.Errorf("record: creating %s: %w", w.cfg.Path, err)
 	}
-	// A file that existed keeps its mode through O_CREATE: set it.
+	// The umask may have narrowed the mode; nothing widens it.
 	if err := f.Chmod(FileMode); err != nil {
 		f.Close()
 		return fmt.Errorf("record: %w", err)
@@ -246,6 +259,37 @@ func (w *Writer) rotate() error {
 	if err := w.closeFile(); err != nil {
 		return err
 	}
+	if err := w.shift(); err != nil {
+		return err
+	}
+	w.index++
+	return w.open()
+}
+
+// isRecording checks that what is at path is a recording (a regular
+// file with a recording's header), the only thing a Writer moves away
+// from its path: not a link, a device or another file, which a mistaken
+// path could name.
+func isRecording(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
+	if err != nil {
+		return fmt.Errorf("record: %s exists and cannot be checked to be a recording: %w", path, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return fmt.Errorf("record: %s exists and is not a recording (not a regular file): refusing to replace it", path)
+	}
+	if _, err := NewReader(f); err != nil {
+		return fmt.Errorf("record: %s exists and is not a recording (%v): refusing to replace it", path, err)
+	}
+	return nil
+}
+
+// shift moves the current file to Path.1 and each rotated file one
+// further, dropping the oldest (with MaxFiles 1: removes the current
+// file). Renames and removals act on the names, never on what a
+// symbolic link points to.
+func (w *Writer) shift() error {
 	for i := w.cfg.MaxFiles - 1; i >= 1; i-- {
 		from := w.cfg.Path
 		if i > 1 {
@@ -255,8 +299,12 @@ func (w *Writer) rotate() error {
 			return fmt.Errorf("record: rotating: %w", err)
 		}
 	}
-	w.index++
-	return w.open()
+	if w.cfg.MaxFiles == 1 {
+		if err := os.Remove(w.cfg.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("record: starting anew: %w", err)
+		}
+	}
+	return nil
 }
 
 func (w *Writer) closeFile() error {

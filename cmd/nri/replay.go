@@ -27,7 +27,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 last; -idx changes it), subscribes to every event, changes nothing and never fails a request,
 and writes the Synchronize snapshot, every event with its pod and container, and what the
 runtime reports back (the created container, validation requests) to -out (default
-` + recorder.DefaultPath + `), compressed, created 0600, rotated past -max-file-size.
+` + record.DefaultPath + `), compressed, created 0600, rotated past -max-file-size.
 Values of environment variables and annotations are redacted with a keyed hash; the key
 (-key-file, created 0600) stays on the node: give it to nri replay there to compare values.
 See docs/record.md. Run 'nri record -help' for the flags.`,

@@ -16,12 +16,14 @@
 package recorder
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
@@ -47,16 +49,16 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}()
 	return pluginmain.Main(ctx, pluginmain.Spec{
-		Config:  func(text string) error { _, err := ParseConfig(text); return err },
+		Config:  func(text string) error { _, err := record.ParseConfig("configuration", text); return err },
 		Name:    Name,
 		Summary: "records the node's NRI traffic to a file for nri replay (changes nothing)",
 		Setup: func(fs *flag.FlagSet) pluginmain.NewFunc {
-			var flags Config
+			var flags record.Config
 			var redact bool
-			fs.StringVar(&flags.Path, "out", "", "write the recording to this file (default "+DefaultPath+")")
+			fs.StringVar(&flags.Path, "out", "", "write the recording to this file (default "+record.DefaultPath+")")
 			fs.Int64Var(&flags.MaxFileSize, "max-file-size", 0, "rotate the file past this many compressed bytes (default 64 MiB)")
 			fs.IntVar(&flags.MaxFiles, "max-files", 0, "keep this many files, the current one included (default 4)")
-			fs.StringVar(&flags.KeyFile, "key-file", "", "the redaction key (created 0600 if missing; default beside the recording)")
+			fs.StringVar(&flags.KeyFile, "key-file", "", "the redaction key (created 0600 if missing; default the recording's path with "+record.KeySuffix+")")
 			fs.BoolVar(&redact, "redact", true, "redact the values of environment variables and annotations (-redact=false keeps them in clear)")
 			fs.Func("keep-env", "keep the values of the variables matching this pattern in clear (repeatable)", func(v string) error {
 				flags.KeepEnv = append(flags.KeepEnv, v)
@@ -73,13 +75,14 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 				}
 				set := map[string]bool{}
 				fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-				cfg.override(flags, set, redact)
+				override(&cfg, flags, set, redact)
 				p, err := New(cfg, log)
 				if err != nil {
 					return nil, nil, err
 				}
 				rec = p
-				return p, nil, nil
+				// On nrikit's runtime, no event waits for the recorder.
+				return p, []stub.Option{stub.WithObserveOnly()}, nil
 			}
 		},
 	}, withDefaultIndex(args), stderr)
@@ -92,7 +95,7 @@ func withDefaultIndex(args []string) []string {
 		return args
 	}
 	for _, a := range args {
-		if a == "-idx" || a == "--idx" || len(a) > 5 && (a[:5] == "-idx=" || a[:6] == "--idx=") {
+		if a == "-idx" || a == "--idx" || strings.HasPrefix(a, "-idx=") || strings.HasPrefix(a, "--idx=") {
 			return args
 		}
 	}
@@ -101,20 +104,20 @@ func withDefaultIndex(args []string) []string {
 
 // fileConfig reads the -config file, if one was given (pluginmain has
 // checked it).
-func fileConfig(fs *flag.FlagSet) (Config, error) {
+func fileConfig(fs *flag.FlagSet) (record.Config, error) {
 	f := fs.Lookup("config")
 	if f == nil || f.Value.String() == "" {
-		return Config{}, nil
+		return record.Config{}, nil
 	}
 	data, err := os.ReadFile(f.Value.String())
 	if err != nil {
-		return Config{}, fmt.Errorf("-config: %w", err)
+		return record.Config{}, fmt.Errorf("-config: %w", err)
 	}
-	return ParseConfig(string(data))
+	return record.ParseConfig(f.Value.String(), string(data))
 }
 
-// override sets what the flags given set.
-func (c *Config) override(f Config, set map[string]bool, redact bool) {
+// override sets in c what the flags given set.
+func override(c *record.Config, f record.Config, set map[string]bool, redact bool) {
 	if set["out"] {
 		c.Path = f.Path
 	}
@@ -144,39 +147,13 @@ type Plugin struct {
 // New returns the recorder for cfg: it loads (or creates) the redaction
 // key and starts the recorder's writer; the file is created when the
 // runtime configures the plugin.
-func New(cfg Config, log *slog.Logger) (*Plugin, error) {
-	if err := cfg.check(); err != nil {
-		return nil, err
-	}
-	if cfg.Path == "" {
-		cfg.Path = DefaultPath
-	}
-	var red *record.Redactor
-	if cfg.redact() {
-		keyFile := cfg.KeyFile
-		if keyFile == "" {
-			keyFile = cfg.Path + ".key"
-		}
-		key, err := record.LoadKey(keyFile)
-		if err != nil {
-			return nil, err
-		}
-		if red, err = record.NewRedactor(key, cfg.KeepEnv, cfg.KeepAnnotations); err != nil {
-			return nil, err
-		}
-	}
+func New(cfg record.Config, log *slog.Logger) (*Plugin, error) {
 	host, _ := os.Hostname()
-	rec, err := record.NewRecorder(record.RecorderConfig{
-		Writer: record.WriterConfig{
-			Path: cfg.Path, MaxFileSize: cfg.MaxFileSize, MaxFiles: cfg.MaxFiles, Redactor: red,
-			Header: &recordpb.Header{Source: record.SourcePlugin, Node: host, Recorder: Name},
-		},
-		Log: log,
-	})
+	rec, err := cfg.Start(&recordpb.Header{Source: record.SourcePlugin, Node: host, Recorder: Name}, log)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("recording", "path", cfg.Path, "redacted", red != nil)
+	log.Info("recording", "path", cmp.Or(cfg.Path, record.DefaultPath), "redacted", cfg.Redacts())
 	return &Plugin{Recorder: rec, log: log}, nil
 }
 

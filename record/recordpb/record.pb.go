@@ -324,6 +324,13 @@ type Record struct {
 	Dropped uint64 `protobuf:"varint,9,opt,name=dropped,proto3" json:"dropped,omitempty"`
 	// REFUSAL: the fields the policy refused (policy field names).
 	RefusedFields []string `protobuf:"bytes,10,rep,name=refused_fields,json=refusedFields,proto3" json:"refused_fields,omitempty"`
+	// ANSWER and REFUSAL: the IDs of the event's pod and container (the
+	// answers of a runtime's recording are written as the plugins give
+	// them, interleaved across concurrent events, before the event's
+	// request). Empty where the event has none, or, for a REFUSAL, where
+	// the runtime did not say which event it was.
+	PodId         string `protobuf:"bytes,11,opt,name=pod_id,json=podId,proto3" json:"pod_id,omitempty"`
+	ContainerId   string `protobuf:"bytes,12,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -428,6 +435,20 @@ func (x *Record) GetRefusedFields() []string {
 	return nil
 }
 
+func (x *Record) GetPodId() string {
+	if x != nil {
+		return x.PodId
+	}
+	return ""
+}
+
+func (x *Record) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
 var File_nrikit_record_proto protoreflect.FileDescriptor
 
 const file_nrikit_record_proto_rawDesc = "" +
@@ -448,7 +469,7 @@ const file_nrikit_record_proto_rawDesc = "" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x15\n" +
 	"\x06key_id\x18\x02 \x01(\fR\x05keyId\x12\x19\n" +
 	"\bkeep_env\x18\x03 \x03(\tR\akeepEnv\x12)\n" +
-	"\x10keep_annotations\x18\x04 \x03(\tR\x0fkeepAnnotations\"\xcf\x02\n" +
+	"\x10keep_annotations\x18\x04 \x03(\tR\x0fkeepAnnotations\"\x89\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x02 \x01(\x03R\ftimeUnixNano\x12*\n" +
@@ -460,7 +481,9 @@ const file_nrikit_record_proto_rawDesc = "" +
 	"\x05error\x18\b \x01(\tR\x05error\x12\x18\n" +
 	"\adropped\x18\t \x01(\x04R\adropped\x12%\n" +
 	"\x0erefused_fields\x18\n" +
-	" \x03(\tR\rrefusedFields*k\n" +
+	" \x03(\tR\rrefusedFields\x12\x15\n" +
+	"\x06pod_id\x18\v \x01(\tR\x05podId\x12!\n" +
+	"\fcontainer_id\x18\f \x01(\tR\vcontainerId*k\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aREQUEST\x10\x01\x12\x0f\n" +
