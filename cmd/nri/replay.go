@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 
@@ -82,20 +83,33 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 				return withCode(exitFailure, err)
 			}
 			cmp := &simulator.Comparer{Redacted: rec.Header.GetRedaction().GetEnabled()}
-			if keyFile != "" {
+			var keyWarning string
+			switch {
+			case keyFile != "":
 				if cmp.Redactor, err = replayRedactor(keyFile, rec); err != nil {
 					return codef(exitUsage, "--key-file: %v", err)
+				}
+			case cmp.Redacted:
+				// The recorder's default key, beside the recording.
+				if def := args[0] + record.KeySuffix; fileExists(def) {
+					if cmp.Redactor, err = replayRedactor(def, rec); err != nil {
+						keyWarning = fmt.Sprintf("%s, beside the recording, not used: %v", def, err)
+					}
 				}
 			}
 			ctx, cancel := context.WithTimeout(c.Context(), timeout)
 			defer cancel()
 			r := &report.Replay{Recording: rec.Files, Source: rec.Header.GetSource(), Node: rec.Header.GetNode(),
 				Runtime: rec.Header.GetRuntimeName() + " " + rec.Header.GetRuntimeVersion(), Against: "node", Warnings: rec.Warnings}
+			if keyWarning != "" {
+				r.Warnings = append(r.Warnings, keyWarning)
+			}
 			got, err := replaySet(ctx, g, &f, rec, timing == "recorded", r, false)
 			if err != nil {
 				return err
 			}
 			idx := simulator.IndexRecording(rec)
+			cmp.Names = func(id string) string { return idx.Names[id] }
 			if compareBase {
 				r.Against = "base"
 				old, err := replaySet(ctx, g, &base, rec, timing == "recorded", r, true)
@@ -107,7 +121,6 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 				r.Containers = cmp.WithNode(idx, got)
 			}
 			r.Warnings = append(r.Warnings, cmp.Warnings()...)
-			r.Summary.Containers = len(r.Containers)
 			r.Tally()
 			if f.output == "json" {
 				err = r.WriteJSON(g.stdout)
@@ -123,8 +136,9 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 			switch {
 			case len(r.RegistrationErrors) > 0:
 				return codef(exitPlugins, "%d plugin(s) did not register: %w", len(r.RegistrationErrors), errReported)
-			case r.Summary.Differ > 0:
-				return codef(exitDiffers, "%d container(s) would differ: %w", r.Summary.Differ, errReported)
+			case r.Summary.Differ+r.Summary.ChangesDiffer > 0:
+				return codef(exitDiffers, "%d container(s) and %d update(s) or stop(s) would differ: %w",
+					r.Summary.Differ, r.Summary.ChangesDiffer, errReported)
 			}
 			return nil
 		},
@@ -135,7 +149,7 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 	fl.StringArrayVar(&base.pluginDirs, "base-plugin-dir", nil, "compare with the plugins of this directory (repeatable)")
 	fl.StringVar(&base.policy, "base-policy", "", "compare with the plugin set under this policy file")
 	fl.StringVar(&timing, "timing", "compressed", "compressed: play the events one after the other; recorded: keep the recorded gaps between them")
-	fl.StringVar(&keyFile, "key-file", "", "the recording's redaction key (on the recorded node): compare the values plugins set with the redacted ones")
+	fl.StringVar(&keyFile, "key-file", "", "the recording's redaction key (on the recorded node): compare the values plugins set with the redacted ones (default: FILE"+record.KeySuffix+" if it is there)")
 	fl.BoolVar(&all, "all", false, "list every container in the text output, also those that would not differ")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	return c
@@ -143,7 +157,7 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 
 // replaySet replays the recording with one plugin set and adds its plugins
 // and registration errors to the report.
-func replaySet(ctx context.Context, g *globals, f *runtimeFlags, rec *record.Recording, recorded bool, r *report.Replay, isBase bool) (got map[string]*simulator.Created, err error) {
+func replaySet(ctx context.Context, g *globals, f *runtimeFlags, rec *record.Recording, recorded bool, r *report.Replay, isBase bool) (got *simulator.Outcome, err error) {
 	opts, err := f.simulatorOptions(g)
 	if err != nil {
 		return nil, err
@@ -156,7 +170,7 @@ func replaySet(ctx context.Context, g *globals, f *runtimeFlags, rec *record.Rec
 	if err := sim.Start(ctx); err != nil {
 		return nil, startError(err)
 	}
-	got, events, err := sim.Replay(ctx, recorded)
+	got, err = sim.Replay(ctx, recorded)
 	if err != nil {
 		return nil, fmt.Errorf("replaying: %w", err)
 	}
@@ -165,7 +179,7 @@ func replaySet(ctx context.Context, g *globals, f *runtimeFlags, rec *record.Rec
 		r.BasePlugins = plugins
 	} else {
 		r.Plugins = plugins
-		r.Summary.Events = events
+		r.Summary.Events = got.Events
 		r.Summary.Existing = sim.Existing()
 		r.Summary.Pods = countPods(rec)
 	}
@@ -203,4 +217,10 @@ func replayRedactor(path string, rec *record.Recording) (*record.Redactor, error
 		return nil, fmt.Errorf("%s is not the key the recording was made with", path)
 	}
 	return r, nil
+}
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }

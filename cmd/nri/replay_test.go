@@ -139,10 +139,19 @@ func TestRecordReplay(t *testing.T) {
 		}
 	}
 
-	// Without the key, values the plugin sets are not compared.
+	// The key beside the recording is used without --key-file.
 	_, out, raw2 = run("--plugin", changed)
-	if out.Summary.Differ != 0 || len(out.Warnings) == 0 {
-		t.Errorf("without the key: %s", raw2)
+	if out.Summary.Differ != 2 {
+		t.Errorf("with the key beside the recording: %s", raw2)
+	}
+	// Without the key, values the plugin sets are not compared.
+	nokey := filepath.Join(dir, "nokey.nrirec")
+	if err := os.WriteFile(nokey, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := nri(t, "replay", nokey, "--plugin", changed, "--output", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Summary.Differ != 0 || len(out.Warnings) == 0 {
+		t.Errorf("without the key: %v %s", err, r.stdout)
 	}
 
 	// Against the plugin as it was: the base set.
@@ -170,8 +179,87 @@ func TestRecordReplay(t *testing.T) {
 	}
 
 	// The text summary.
-	r := nri(t, "replay", rec, "--plugin", changed, "--key-file", key)
+	r = nri(t, "replay", rec, "--plugin", changed, "--key-file", key)
 	if r.code != 1 || !strings.Contains(r.stdout, "2 of 2 container(s) would differ") || !strings.Contains(r.stdout, "env[NVIDIA_DRIVER_CAPABILITIES] (2)") {
 		t.Errorf("text: %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestRecordReplayRuntime records a scenario as a recording runtime does
+// (nri run --record: with every plugin's own answer), then replays it
+// against gpu-env with another configuration: the replay compares
+// gpu-env's answer with its recorded one, container by container, and
+// counts the differences by plugin.
+func TestRecordReplayRuntime(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "runtime.nrirec")
+	sc := filepath.Join(dir, "record.yaml")
+	// The recorder plugin is not needed: the runtime records.
+	text := strings.Replace(fmt.Sprintf(recordScenario, rec), "  - name: recorder\n    index: \"99\"\n    args: [-out="+rec+", -keep-annotation=gpu-env.nrikit.dev/*]\n", "", 1)
+	if err := os.WriteFile(sc, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "record-config.yaml")
+	if err := os.WriteFile(conf, []byte("keepAnnotations: [gpu-env.nrikit.dev/*]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := nri(t, "run", sc, "--record", rec, "--record-config", conf); r.code != 0 {
+		t.Fatalf("nri run --record: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	same := gpuEnvPlugin(t, filepath.Join(dir, "same"), "namespaces: [ml]\nvisibleDevices: [\"[0-3]\"]\n")
+	changed := gpuEnvPlugin(t, filepath.Join(dir, "changed"), "namespaces: [ml]\nvisibleDevices: [\"[0-3]\"]\nenv: {NVIDIA_VISIBLE_DEVICES: void, NVIDIA_DRIVER_CAPABILITIES: all}\n")
+	type answer struct {
+		Plugin  string `json:"plugin"`
+		Differs bool   `json:"differs"`
+		Changes []struct {
+			Path string `json:"path"`
+		} `json:"changes"`
+	}
+	type out struct {
+		Source  string `json:"source"`
+		Summary struct {
+			Differ   int
+			ByPlugin []struct {
+				Name       string `json:"name"`
+				Containers int    `json:"containers"`
+			} `json:"byPlugin"`
+		} `json:"summary"`
+		Containers []struct {
+			Name    string   `json:"name"`
+			Answers []answer `json:"answers"`
+		} `json:"containers"`
+	}
+	run := func(plugin string) (int, out, string) {
+		t.Helper()
+		r := nri(t, "replay", rec, "--plugin", plugin, "--key-file", rec+".key", "--output", "json")
+		var o out
+		if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
+			t.Fatalf("nri replay: %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+		}
+		return r.code, o, r.stdout
+	}
+	code, o, raw := run(same)
+	if code != 0 || o.Source != "runtime" || len(o.Containers) != 2 {
+		t.Fatalf("the same plugin: status %d\n%s", code, raw)
+	}
+	for _, c := range o.Containers {
+		if len(c.Answers) != 1 || c.Answers[0].Plugin != "50-gpu-env" || c.Answers[0].Differs {
+			t.Errorf("%s: answers %+v, want gpu-env's, the same", c.Name, c.Answers)
+		}
+	}
+	code, o, raw = run(changed)
+	if code != 1 || o.Summary.Differ != 2 || len(o.Summary.ByPlugin) != 1 || o.Summary.ByPlugin[0].Name != "50-gpu-env" ||
+		o.Summary.ByPlugin[0].Containers != 2 {
+		t.Fatalf("another configuration: status %d\n%s", code, raw)
+	}
+	for _, c := range o.Containers {
+		if len(c.Answers) != 1 || !c.Answers[0].Differs || len(c.Answers[0].Changes) != 1 ||
+			c.Answers[0].Changes[0].Path != "env[NVIDIA_DRIVER_CAPABILITIES]" {
+			t.Errorf("%s: answers %+v, want gpu-env's differing in NVIDIA_DRIVER_CAPABILITIES", c.Name, c.Answers)
+		}
+	}
+	r := nri(t, "replay", rec, "--plugin", changed, "--key-file", rec+".key")
+	if !strings.Contains(r.stdout, "50-gpu-env's answer:") {
+		t.Errorf("text: %s", r.stdout)
 	}
 }

@@ -53,12 +53,21 @@ type ReplaySummary struct {
 	Pods       int `json:"pods"`
 	Containers int `json:"containers"`
 	Existing   int `json:"existing"`
-	// Differ counts the containers that would differ.
-	Differ int `json:"differ"`
-	// ByField counts the containers that would differ, per field.
+	// Changes counts the UpdateContainer and StopContainer events
+	// compared.
+	Changes int `json:"changes"`
+	// Differ counts the containers whose creation would differ,
+	// ChangesDiffer the UpdateContainer and StopContainer events whose
+	// result would.
+	Differ        int `json:"differ"`
+	ChangesDiffer int `json:"changesDiffer"`
+	// ByField counts the entries (creations and changes) that would
+	// differ, per field.
 	ByField []Count `json:"byField"`
-	// ByPlugin counts the containers that would differ, per plugin
-	// that changed them in the replay (or failed them).
+	// ByPlugin counts the entries that would differ per plugin: with the
+	// plugins' own answers (a runtime's recording, or a base set), the
+	// plugins whose answer would differ; otherwise the plugins that
+	// changed (or failed) them in the replay.
 	ByPlugin []Count `json:"byPlugin"`
 }
 
@@ -68,9 +77,17 @@ type Count struct {
 	Containers int    `json:"containers"`
 }
 
-// ReplayContainer is one container created in the recording.
+// ReplayContainer is one container created in the recording (Event
+// CreateContainer), or one UpdateContainer or StopContainer event's
+// result for one container.
 type ReplayContainer struct {
-	// Name is NAMESPACE/POD/CONTAINER, ID the container's ID.
+	// Event is CreateContainer, UpdateContainer or StopContainer; Seq the
+	// sequence number of the event's record in the recording.
+	Event string `json:"event"`
+	Seq   uint64 `json:"seq"`
+	// Name is NAMESPACE/POD/CONTAINER, ID the container's ID (of a
+	// change: the container whose resources it sets, which a
+	// StopContainer's plugins may ask for another container).
 	Name string `json:"name"`
 	ID   string `json:"id"`
 	// Differs is true if the replay's outcome is not the node's (or the
@@ -86,6 +103,10 @@ type ReplayContainer struct {
 	// Plugins are the replayed plugins that changed the container or
 	// failed it.
 	Plugins []string `json:"plugins"`
+	// Answers compare the plugins' own answers (CreateContainer, with a
+	// runtime's recording or a base set), for each plugin on both sides,
+	// by name.
+	Answers []PluginAnswer `json:"answers"`
 	// Basis says what the node's outcome was taken from:
 	// "validation" (the container as proposed and the combined
 	// adjustment, from ValidateContainerAdjustment), "answers" (the
@@ -94,26 +115,66 @@ type ReplayContainer struct {
 	Basis string `json:"basis"`
 }
 
+// PluginAnswer compares one plugin's answer in the replay with its
+// answer on the node (or in the base set).
+type PluginAnswer struct {
+	// Plugin is the replayed plugin's full name (IDX-NAME), WasName the
+	// name it had on the other side if that differs.
+	Plugin  string `json:"plugin"`
+	WasName string `json:"wasName,omitempty"`
+	// Differs is true if the answers differ.
+	Differs bool `json:"differs"`
+	// Changes are the fields the two answers set differently (each
+	// answer applied alone to the proposed container): Old the node's,
+	// New the replay's.
+	Changes []ocispec.Change `json:"changes"`
+	// Error and Was are how the plugin failed in the replay and on the
+	// node ("" if it answered).
+	Error string `json:"error"`
+	Was   string `json:"was"`
+	// Refused are the fields of its answer the node's policy refused.
+	Refused []string `json:"refused"`
+}
+
 // Tally fills the summary's counts of differences from the containers.
 func (r *Replay) Tally() {
 	byField, byPlugin := map[string]int{}, map[string]int{}
-	r.Summary.Differ = 0
+	s := &r.Summary
+	s.Containers, s.Changes, s.Differ, s.ChangesDiffer = 0, 0, 0, 0
 	for _, c := range r.Containers {
+		if c.Event == "CreateContainer" {
+			s.Containers++
+		} else {
+			s.Changes++
+		}
 		if !c.Differs {
 			continue
 		}
-		r.Summary.Differ++
+		if c.Event == "CreateContainer" {
+			s.Differ++
+		} else {
+			s.ChangesDiffer++
+		}
 		fields := map[string]bool{}
 		for _, ch := range c.Changes {
 			fields[ch.Path] = true
 		}
 		if c.Error != c.Was {
-			fields["(creation)"] = true
+			fields["("+c.Event+" outcome)"] = true
 		}
 		for f := range fields {
 			byField[f]++
 		}
-		for _, p := range c.Plugins {
+		plugins := c.Plugins
+		if c.Answers != nil {
+			plugins = nil
+			for _, a := range c.Answers {
+				if a.Differs {
+					plugins = append(plugins, a.Plugin)
+				}
+			}
+		}
+		for _, p := range plugins {
 			byPlugin[p]++
 		}
 	}
@@ -141,6 +202,11 @@ func (r *Replay) WriteJSON(w io.Writer) error {
 	c.Containers = make([]ReplayContainer, len(r.Containers))
 	for i, ct := range r.Containers {
 		ct.Changes, ct.Plugins = nonNil(ct.Changes), nonNil(ct.Plugins)
+		ct.Answers = slices.Clone(nonNil(ct.Answers))
+		for j, a := range ct.Answers {
+			a.Changes, a.Refused = nonNil(a.Changes), nonNil(a.Refused)
+			ct.Answers[j] = a
+		}
 		c.Containers[i] = ct
 	}
 	enc := json.NewEncoder(w)
@@ -173,12 +239,16 @@ func (r *Replay) WriteText(w io.Writer, all bool) error {
 		fmt.Fprintf(&b, "plugin %s did not register: %s\n", e.Plugin, e.Reason)
 	}
 	s := r.Summary
-	fmt.Fprintf(&b, "\n%d event(s), %d pod(s) and %d container(s) created (%d existing before the recording, not compared)\n",
-		s.Events, s.Pods, s.Containers, s.Existing)
-	if s.Differ == 0 {
+	fmt.Fprintf(&b, "\n%d event(s), %d pod(s) and %d container(s) created (%d existing before the recording, not compared), %d update(s) and stop(s) compared\n",
+		s.Events, s.Pods, s.Containers, s.Existing, s.Changes)
+	if s.Differ+s.ChangesDiffer == 0 {
 		fmt.Fprintf(&b, "no container would differ\n")
 	} else {
-		fmt.Fprintf(&b, "%d of %d container(s) would differ\n", s.Differ, s.Containers)
+		fmt.Fprintf(&b, "%d of %d container(s) would differ", s.Differ, s.Containers)
+		if s.Changes > 0 {
+			fmt.Fprintf(&b, ", and %d of %d update(s) and stop(s)", s.ChangesDiffer, s.Changes)
+		}
+		b.WriteString("\n")
 		if len(s.ByField) > 0 {
 			fmt.Fprintf(&b, "  by field:")
 			for _, c := range s.ByField {
@@ -203,20 +273,33 @@ func (r *Replay) WriteText(w io.Writer, all bool) error {
 			mark = "≠"
 		}
 		fmt.Fprintf(&b, "\n%s %s (%s)", mark, c.Name, c.ID)
+		if c.Event != "CreateContainer" {
+			fmt.Fprintf(&b, " %s (record %d)", c.Event, c.Seq)
+		}
 		if len(c.Plugins) > 0 {
 			fmt.Fprintf(&b, " changed by %s", strings.Join(c.Plugins, ", "))
 		}
 		b.WriteString("\n")
-		switch {
-		case c.Error != "" && c.Was == "":
-			fmt.Fprintf(&b, "    would fail: %s\n", c.Error)
-		case c.Error == "" && c.Was != "":
-			fmt.Fprintf(&b, "    would succeed; failed with: %s\n", c.Was)
-		case c.Error != c.Was:
-			fmt.Fprintf(&b, "    would fail with: %s\n    failed with: %s\n", c.Error, c.Was)
-		}
+		writeOutcome(&b, "    ", c.Error, c.Was)
 		for _, ch := range c.Changes {
 			fmt.Fprintf(&b, "    %s\n", ch)
+		}
+		for _, a := range c.Answers {
+			if !a.Differs {
+				continue
+			}
+			fmt.Fprintf(&b, "    %s's answer", a.Plugin)
+			if a.WasName != "" {
+				fmt.Fprintf(&b, " (on the other side: %s)", a.WasName)
+			}
+			if len(a.Refused) > 0 {
+				fmt.Fprintf(&b, " (the node's policy refused its %s)", strings.Join(a.Refused, ", "))
+			}
+			b.WriteString(":\n")
+			writeOutcome(&b, "      ", a.Error, a.Was)
+			for _, ch := range a.Changes {
+				fmt.Fprintf(&b, "      %s\n", ch)
+			}
 		}
 	}
 	for _, wn := range r.Warnings {
@@ -224,6 +307,19 @@ func (r *Replay) WriteText(w io.Writer, all bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeOutcome writes how a replayed outcome's failure differs from the
+// other side's.
+func writeOutcome(b *strings.Builder, indent, got, was string) {
+	switch {
+	case got != "" && was == "":
+		fmt.Fprintf(b, "%swould fail: %s\n", indent, got)
+	case got == "" && was != "":
+		fmt.Fprintf(b, "%swould succeed; failed with: %s\n", indent, was)
+	case got != was:
+		fmt.Fprintf(b, "%swould fail with: %s\n%sfailed with: %s\n", indent, got, indent, was)
+	}
 }
 
 func pluginNames(ps []Plugin) string {

@@ -11,9 +11,6 @@ import (
 func (s *Simulator) observerOptions() []adaptation.Option {
 	return []adaptation.Option{adaptation.WithObserver(func(ctx context.Context, c adaptation.Call) {
 		s.tl.observe(ctx, c.Plugin, c.Event, c.Duration, c.Response, c.Err)
-		if s.onCall != nil {
-			s.onCall(ctx, c)
-		}
 	})}
 }
 

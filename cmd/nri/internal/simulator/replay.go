@@ -28,6 +28,19 @@ import (
 // MaxReplayObjects bounds the pods and containers a replay keeps.
 const MaxReplayObjects = 1 << 18
 
+// Answer is one plugin's answer to an event, replayed or recorded.
+type Answer struct {
+	// Plugin is the plugin's full name, IDX-NAME.
+	Plugin string
+	// Response is its answer (nil if it failed).
+	Response proto.Message
+	// Err is how it failed ("" if it answered).
+	Err string
+	// Refused are the fields of the answer the runtime's policy refused
+	// (recorded answers only).
+	Refused []string
+}
+
 // Created is the outcome of one container's replayed creation.
 type Created struct {
 	// Pod and Proposed are the pod and the container as the runtime
@@ -42,6 +55,42 @@ type Created struct {
 	// Plugins are the plugins that changed the container (their answer
 	// had an adjustment) or failed its creation, in call order.
 	Plugins []string
+	// Answers are every replayed plugin's answer, in call order.
+	Answers []Answer
+}
+
+// Changed is the outcome of one replayed UpdateContainer or
+// StopContainer: the resources its plugins set.
+type Changed struct {
+	// Event is UpdateContainer or StopContainer, Seq the sequence number
+	// of its request in the recording.
+	Event api.Event
+	Seq   uint64
+	// Pod and Container are what the event is about, Resources the
+	// resources UpdateContainer asked for (as recorded).
+	Pod       *api.PodSandbox
+	Container *api.Container
+	Resources *api.LinuxResources
+	// Result is what the event's plugins set, by container ID: an
+	// UpdateContainer's merged resources of its container, and the
+	// updates of other containers the plugins asked for (StopContainer:
+	// those only).
+	Result map[string]*api.LinuxResources
+	// Err is why the event failed.
+	Err error
+	// Plugins are the plugins whose answer asked for a change.
+	Plugins []string
+}
+
+// Outcome is what a replay produced.
+type Outcome struct {
+	// Events counts the recorded events replayed.
+	Events int
+	// Created is every replayed creation, by container ID.
+	Created map[string]*Created
+	// Changed are the replayed UpdateContainer and StopContainer events,
+	// in order.
+	Changed []*Changed
 }
 
 // replayState is what a replay knows exists.
@@ -123,11 +172,14 @@ type Replayer struct {
 	*Simulator
 	rec   *record.Recording
 	state *replayState
+	// existing counts the containers of the recording's snapshot.
+	existing int
 
-	// calls collects, per container ID, the plugins that changed or
-	// failed its creation (from the observer).
-	callsMu sync.Mutex
-	calls   map[string][]string
+	// answers collects the replayed plugins' answers to the event being
+	// replayed (from the observer): the replay sends one event at a time.
+	answersMu sync.Mutex
+	current   eventKey
+	answers   []Answer
 }
 
 // NewReplay returns a simulator that replays rec with the plugins opts
@@ -136,14 +188,14 @@ func NewReplay(rec *record.Recording, opts ...Option) (*Replayer, error) {
 	if rec == nil {
 		return nil, errors.New("nil recording")
 	}
-	sim, err := New(&scenario.Scenario{Name: "replay"}, opts...)
+	r := &Replayer{rec: rec}
+	sim, err := New(&scenario.Scenario{Name: "replay"}, append(opts, withAdaptationOptions(adaptation.WithMetricsRecorder(collector{r})))...)
 	if err != nil {
 		return nil, err
 	}
 	st := &replayState{pods: map[string]*api.PodSandbox{}, ctrs: map[string]*api.Container{}}
-	r := &Replayer{Simulator: sim, rec: rec, state: st, calls: map[string][]string{}}
+	r.Simulator, r.state = sim, st
 	sim.list, sim.update = st.list, st.update
-	sim.onCall = r.observe
 	// The snapshot the recording starts with is what exists when the
 	// plugins register.
 	for _, e := range rec.Entries {
@@ -162,55 +214,70 @@ func NewReplay(rec *record.Recording, opts ...Option) (*Replayer, error) {
 			}
 		}
 	}
+	r.existing = len(st.ctrs)
 	return r, nil
 }
 
 // Existing returns the number of containers the recording's snapshot
 // holds.
-func (r *Replayer) Existing() int {
-	r.state.mu.Lock()
-	defer r.state.mu.Unlock()
-	return len(r.state.ctrs)
+func (r *Replayer) Existing() int { return r.existing }
+
+// collector tells its replayer of every plugin call (an
+// adaptation.MetricsRecorder, which, unlike an Observer, a simulator can
+// have several of).
+type collector struct{ r *Replayer }
+
+func (c collector) RecordCall(ctx context.Context, call adaptation.Call) { c.r.observe(ctx, call) }
+func (c collector) RecordPluginCount(int)                                {}
+
+// observe collects the replayed plugins' answers to the event being
+// replayed.
+func (r *Replayer) observe(_ context.Context, c adaptation.Call) {
+	var ctrID string
+	if m, ok := c.Request.(interface{ GetContainer() *api.Container }); ok {
+		ctrID = m.GetContainer().GetId()
+	}
+	r.answersMu.Lock()
+	defer r.answersMu.Unlock()
+	if (eventKey{c.Event, ctrID}) != r.current {
+		return // another event's (a plugin catching up)
+	}
+	a := Answer{Plugin: c.Plugin, Response: c.Response}
+	if c.Err != nil {
+		a.Err = c.Err.Error()
+	}
+	r.answers = append(r.answers, a)
 }
 
-// observe notes the plugins that changed or failed a creation.
-func (r *Replayer) observe(_ context.Context, c adaptation.Call) {
-	req, ok := c.Request.(*api.CreateContainerRequest)
-	if !ok || c.Event != api.Event_CREATE_CONTAINER {
-		return
-	}
-	rsp, _ := c.Response.(*api.CreateContainerResponse)
-	if c.Err == nil && proto.Size(rsp.GetAdjust()) == 0 {
-		return
-	}
-	r.callsMu.Lock()
-	defer r.callsMu.Unlock()
-	id := req.GetContainer().GetId()
-	if !slices.Contains(r.calls[id], c.Plugin) {
-		r.calls[id] = append(r.calls[id], c.Plugin)
-	}
+// collect starts collecting the answers to event e about container
+// ctrID, and returns those collected for the previous event.
+func (r *Replayer) collect(e api.Event, ctrID string) []Answer {
+	r.answersMu.Lock()
+	defer r.answersMu.Unlock()
+	out := r.answers
+	r.current, r.answers = eventKey{e, ctrID}, nil
+	return out
 }
 
 // Replay sends the recorded events to the runtime in their order, with
 // the recorded gaps between them if recordedTiming is set, and returns
-// the outcome of every container creation, by container ID, with the
-// number of events replayed.
-func (r *Replayer) Replay(ctx context.Context, recordedTiming bool) (map[string]*Created, int, error) {
+// what they produced: every container creation's outcome, every
+// UpdateContainer's and StopContainer's.
+func (r *Replayer) Replay(ctx context.Context, recordedTiming bool) (*Outcome, error) {
 	a := r.adaptation()
 	if a == nil {
-		return nil, 0, errors.New("not started")
+		return nil, errors.New("not started")
 	}
 	r.checkLaunched(a)
 	idx := IndexRecording(r.rec)
-	out := map[string]*Created{}
+	out := &Outcome{Created: map[string]*Created{}}
 	var last int64
-	events := 0
 	for _, e := range r.rec.Entries {
 		if e.GetKind() != recordpb.Kind_REQUEST {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return out, events, err
+			return out, err
 		}
 		if recordedTiming && last != 0 {
 			if gap := time.Duration(e.GetTimeUnixNano() - last); gap > 0 {
@@ -219,21 +286,22 @@ func (r *Replayer) Replay(ctx context.Context, recordedTiming bool) (map[string]
 				case <-t.C:
 				case <-ctx.Done():
 					t.Stop()
-					return out, events, ctx.Err()
+					return out, ctx.Err()
 				}
 			}
 		}
 		last = e.GetTimeUnixNano()
-		events++
+		out.Events++
 		if err := r.replay(ctx, a, e, idx, out); err != nil {
-			return out, events, err
+			return out, err
 		}
 	}
-	return out, events, nil
+	r.collect(api.Event_UNKNOWN, "")
+	return out, nil
 }
 
 // replay sends one recorded request.
-func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *record.Entry, idx *RecordingIndex, out map[string]*Created) error {
+func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *record.Entry, idx *RecordingIndex, out *Outcome) error {
 	switch m := e.Message.(type) {
 	case *api.RunPodSandboxRequest:
 		if err := r.state.putPod(m.GetPod()); err != nil {
@@ -241,10 +309,9 @@ func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *reco
 		}
 		_ = a.RunPodSandbox(ctx, m)
 	case *api.CreateContainerRequest:
-		c := r.create(ctx, a, m, idx)
-		out[m.GetContainer().GetId()] = c
+		out.Created[m.GetContainer().GetId()] = r.create(ctx, a, m, idx)
 	case *api.PostCreateContainerRequest:
-		if c := out[m.GetContainer().GetId()]; c != nil && c.Err == nil {
+		if c := out.Created[m.GetContainer().GetId()]; c != nil && c.Err == nil {
 			m = &api.PostCreateContainerRequest{Pod: m.GetPod(), Container: c.Container}
 		}
 		_ = a.PostCreateContainer(ctx, m)
@@ -253,11 +320,19 @@ func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *reco
 	case *api.PostStartContainerRequest:
 		_ = a.PostStartContainer(ctx, m)
 	case *api.UpdateContainerRequest:
-		_, _ = a.UpdateContainer(ctx, m)
+		c := &Changed{Event: e.GetEvent(), Seq: e.GetSeq(), Pod: m.GetPod(), Container: m.GetContainer(), Resources: m.GetLinuxResources()}
+		r.collect(e.GetEvent(), m.GetContainer().GetId())
+		rsp, err := a.UpdateContainer(ctx, m)
+		c.finish(rsp.GetUpdate(), err, r.collect(api.Event_UNKNOWN, ""))
+		out.Changed = append(out.Changed, c)
 	case *api.PostUpdateContainerRequest:
 		_ = a.PostUpdateContainer(ctx, m)
 	case *api.StopContainerRequest:
-		_, _ = a.StopContainer(ctx, m)
+		c := &Changed{Event: e.GetEvent(), Seq: e.GetSeq(), Pod: m.GetPod(), Container: m.GetContainer()}
+		r.collect(e.GetEvent(), m.GetContainer().GetId())
+		rsp, err := a.StopContainer(ctx, m)
+		c.finish(rsp.GetUpdate(), err, r.collect(api.Event_UNKNOWN, ""))
+		out.Changed = append(out.Changed, c)
 	case *api.RemoveContainerRequest:
 		r.state.drop("", m.GetContainer().GetId())
 		_ = a.RemoveContainer(ctx, m)
@@ -275,6 +350,22 @@ func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *reco
 	return nil
 }
 
+// finish notes the event's result: the updates the runtime merged (by
+// container: the event's own container's last, as UpdateContainer
+// returns it), its error, and the plugins that asked for changes.
+func (c *Changed) finish(updates []*api.ContainerUpdate, err error, answers []Answer) {
+	c.Err = err
+	c.Result = map[string]*api.LinuxResources{}
+	for _, u := range updates {
+		c.Result[u.GetContainerId()] = u.GetLinux().GetResources()
+	}
+	for _, a := range answers {
+		if u, ok := a.Response.(interface{ GetUpdate() []*api.ContainerUpdate }); a.Err != "" || ok && len(u.GetUpdate()) > 0 {
+			c.Plugins = append(c.Plugins, a.Plugin)
+		}
+	}
+}
+
 // create replays a container's creation from the container as the
 // runtime proposed it.
 func (r *Replayer) create(ctx context.Context, a *adaptation.Adaptation, m *api.CreateContainerRequest, idx *RecordingIndex) *Created {
@@ -288,11 +379,14 @@ func (r *Replayer) create(ctx context.Context, a *adaptation.Adaptation, m *api.
 		c.Err = err
 		return c
 	}
+	r.collect(api.Event_CREATE_CONTAINER, id)
 	rsp, err := a.CreateContainer(ctx, &api.CreateContainerRequest{Pod: m.GetPod(), Container: api.Clone(proposed)})
-	r.callsMu.Lock()
-	c.Plugins = r.calls[id]
-	delete(r.calls, id)
-	r.callsMu.Unlock()
+	c.Answers = r.collect(api.Event_UNKNOWN, "")
+	for _, an := range c.Answers {
+		if a, ok := an.Response.(*api.CreateContainerResponse); an.Err != "" || ok && proto.Size(a.GetAdjust()) > 0 {
+			c.Plugins = append(c.Plugins, an.Plugin)
+		}
+	}
 	if err != nil {
 		c.Err = err
 		r.state.drop("", id)
@@ -310,49 +404,6 @@ func Adjusted(pod *api.PodSandbox, ctr *api.Container, adj *api.ContainerAdjustm
 		return nil, fmt.Errorf("applying the adjustment: %w", err)
 	}
 	return api.Clone(m.Container()), nil
-}
-
-// RecordingIndex is what a recording says about each container's
-// creation on the node, by container ID.
-type RecordingIndex struct {
-	// Validation is the ValidateContainerAdjustment request: the
-	// container as proposed, the combined adjustment, the owners.
-	Validation map[string]*api.ValidateContainerAdjustmentRequest
-	// Created is the container PostCreateContainer reported.
-	Created map[string]*api.Container
-	// Answers are the recorded plugins' answers to CreateContainer (a
-	// runtime's recording), in call order.
-	Answers map[string][]*record.Entry
-	// Creations are the CreateContainer requests, in order.
-	Creations []*api.CreateContainerRequest
-}
-
-// IndexRecording indexes the creations of a recording.
-func IndexRecording(rec *record.Recording) *RecordingIndex {
-	idx := &RecordingIndex{
-		Validation: map[string]*api.ValidateContainerAdjustmentRequest{},
-		Created:    map[string]*api.Container{},
-		Answers:    map[string][]*record.Entry{},
-	}
-	var current string // the container of the last CreateContainer
-	for _, e := range rec.Entries {
-		switch m := e.Message.(type) {
-		case *api.CreateContainerRequest:
-			if e.GetKind() == recordpb.Kind_REQUEST {
-				idx.Creations = append(idx.Creations, m)
-				current = m.GetContainer().GetId()
-			}
-		case *api.ValidateContainerAdjustmentRequest:
-			idx.Validation[m.GetContainer().GetId()] = m
-		case *api.PostCreateContainerRequest:
-			idx.Created[m.GetContainer().GetId()] = m.GetContainer()
-		case *api.CreateContainerResponse:
-			if current != "" {
-				idx.Answers[current] = append(idx.Answers[current], e)
-			}
-		}
-	}
-	return idx
 }
 
 // PluginReport returns the runtime's plugins and the registrations that

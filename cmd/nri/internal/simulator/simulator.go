@@ -69,8 +69,6 @@ type Simulator struct {
 	// store's, or a replay's (replay.go).
 	list   adaptation.ListFunc
 	update adaptation.UpdateFunc
-	// onCall, if set, is also told about every plugin call.
-	onCall adaptation.Observer
 }
 
 // New returns a simulator for the scenario.
@@ -186,6 +184,7 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 		opts = append(opts, adaptation.WithPolicy(pol))
 	}
 	opts = append(opts, s.validatorOptions()...)
+	opts = append(opts, s.cfg.adaptation...)
 	if s.cfg.metrics != nil {
 		m, err := runtimemetrics.New(s.cfg.metrics)
 		if err != nil {
