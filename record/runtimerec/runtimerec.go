@@ -23,6 +23,7 @@
 package runtimerec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,19 +78,10 @@ const maxTracked = 1024
 
 // Start starts a recording as cfg says, its file's header naming node.
 // The file is created when the Adaptation starts (its builtin recorder
-// is configured). The recording's directory must be trusted as the
-// runtime's configuration is (owned by root or the runtime's user, not
-// writable by others).
+// is configured).
 func Start(cfg record.Config, node string, log *slog.Logger) (*Recording, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
-	}
-	path := cfg.Path
-	if path == "" {
-		path = record.DefaultPath
-	}
-	if _, err := trustedfile.CheckDir(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("runtimerec: the recording's directory: %w", err)
 	}
 	full := api.FullPluginName(Index, Name)
 	rec, err := cfg.Start(&recordpb.Header{Source: record.SourceRuntime, Node: node, Recorder: full}, log)
@@ -107,7 +99,9 @@ func Start(cfg record.Config, node string, log *slog.Logger) (*Recording, error)
 // LoadFile starts the recording the configuration file at path asks for:
 // nil if there is no such file. The file must be trusted as the runtime's
 // configuration is (a regular file owned by root or the runtime's user,
-// not writable by others, at most MaxFileSize bytes).
+// not writable by others, at most MaxFileSize bytes), and so must the
+// directories of the recording and of its key (owned by root or the
+// runtime's user, not writable by others).
 func LoadFile(path, node string, log *slog.Logger) (*Recording, error) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -119,6 +113,12 @@ func LoadFile(path, node string, log *slog.Logger) (*Recording, error) {
 	cfg, err := record.ParseConfig(path, string(data))
 	if err != nil {
 		return nil, fmt.Errorf("runtimerec: %w", err)
+	}
+	out := cmp.Or(cfg.Path, record.DefaultPath)
+	for _, dir := range []string{filepath.Dir(out), filepath.Dir(cmp.Or(cfg.KeyFile, out+record.KeySuffix))} {
+		if _, err := trustedfile.CheckDir(dir); err != nil {
+			return nil, fmt.Errorf("runtimerec: %s: the recording's directories: %w", path, err)
+		}
 	}
 	return Start(cfg, node, log)
 }
