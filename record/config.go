@@ -83,31 +83,59 @@ func (c *Config) Redacts() bool { return c.Redact == nil || *c.Redact }
 
 // Start returns a recorder writing as c says, with header (its source,
 // node and recorder name; the rest is filled in): it loads the redaction
-// key, creating it if missing. The file is created when the runtime
-// configures the recorder.
+// key, creating it if missing (see [Config.Redactor]). The file is
+// created when the runtime configures the recorder.
 func (c Config) Start(header *recordpb.Header, log *slog.Logger) (*Recorder, error) {
+	red, err := c.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := c.Recorder(header, log)
+	if err != nil {
+		return nil, err
+	}
+	rec.SetRedactor(red)
+	return rec, nil
+}
+
+// Recorder returns a recorder writing as c says, with header, that does
+// not redact until given a redactor ([Recorder.SetRedactor]): what
+// touches the disk waits for the runtime.
+func (c Config) Recorder(header *recordpb.Header, log *slog.Logger) (*Recorder, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	if c.Path == "" {
-		c.Path = DefaultPath
-	}
-	var red *Redactor
-	if c.Redacts() {
-		keyFile := c.KeyFile
-		if keyFile == "" {
-			keyFile = c.Path + KeySuffix
-		}
-		key, err := LoadKey(keyFile)
-		if err != nil {
-			return nil, err
-		}
-		if red, err = NewRedactor(key, c.KeepEnv, c.KeepAnnotations); err != nil {
-			return nil, err
-		}
-	}
 	return NewRecorder(RecorderConfig{
-		Writer: WriterConfig{Path: c.Path, MaxFileSize: c.MaxFileSize, MaxFiles: c.MaxFiles, Redactor: red, Header: header},
+		Writer: WriterConfig{Path: c.path(), MaxFileSize: c.MaxFileSize, MaxFiles: c.MaxFiles, Header: header},
 		Log:    log,
 	})
+}
+
+// Redactor returns the redactor c asks for (nil if values are kept): it
+// loads the key file (KeyFile, default Path+KeySuffix), creating it
+// (0600, random) if missing.
+func (c Config) Redactor() (*Redactor, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if !c.Redacts() {
+		return nil, nil
+	}
+	keyFile := c.KeyFile
+	if keyFile == "" {
+		keyFile = c.path() + KeySuffix
+	}
+	key, err := LoadKey(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return NewRedactor(key, c.KeepEnv, c.KeepAnnotations)
+}
+
+// path is the recording's path.
+func (c Config) path() string {
+	if c.Path == "" {
+		return DefaultPath
+	}
+	return c.Path
 }

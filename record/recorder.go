@@ -59,6 +59,8 @@ type Recorder struct {
 	cfg     RecorderConfig
 	q       chan item
 	dropped atomic.Uint64
+	// redactor is the redactor of the files started from now on.
+	redactor atomic.Pointer[Redactor]
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
@@ -123,6 +125,14 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	}
 	go r.run()
 	return r, nil
+}
+
+// SetRedactor sets the redactor of the files the recorder starts from
+// the next Configure on: call it before that Configure, from the
+// goroutine that makes it (the writer reads it when it takes the
+// Configure in).
+func (r *Recorder) SetRedactor(red *Redactor) {
+	r.redactor.Store(red)
 }
 
 // Close writes what is queued, closes the file and stops the writer. It
@@ -331,6 +341,9 @@ func (r *Recorder) start(runtime, version string) {
 	h.RuntimeName, h.RuntimeVersion = runtime, version
 	cfg.Header = h
 	cfg.State = r.state
+	if red := r.redactor.Load(); red != nil {
+		cfg.Redactor = red
+	}
 	w, err := NewWriter(cfg)
 	if err != nil {
 		r.fail(err)

@@ -621,7 +621,7 @@ var docLineCases = map[string]docCase{
 		argv[len(argv)-1] = file
 		check := e.start(t, e.dir, argv)
 		check.expect(t, "nri check policy", 0)
-		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 7 grants") {
+		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 8 grants") {
 			t.Errorf("nri check policy: stdout\n%s", out)
 		}
 		typo := filepath.Join(e.dir, "typo.yaml")

@@ -24,8 +24,10 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/record"
 	"github.com/nrikit/nrikit/record/recordpb"
@@ -141,20 +143,53 @@ func override(c *record.Config, f record.Config, set map[string]bool, redact boo
 // plugin stops.
 type Plugin struct {
 	*record.Recorder
+	cfg record.Config
 	log *slog.Logger
+
+	// redaction loads the key once, at the first Configure.
+	redaction sync.Once
+	keyErr    error
 }
 
-// New returns the recorder for cfg: it loads (or creates) the redaction
-// key and starts the recorder's writer; the file is created when the
-// runtime configures the plugin.
+// New returns the recorder for cfg and starts its writer. Nothing is
+// written, and the redaction key is not read, until a runtime configures
+// the plugin: a recording's directory that is missing fails the
+// registration, with the reason.
 func New(cfg record.Config, log *slog.Logger) (*Plugin, error) {
-	host, _ := os.Hostname()
-	rec, err := cfg.Start(&recordpb.Header{Source: record.SourcePlugin, Node: host, Recorder: Name}, log)
+	rec, err := cfg.Recorder(&recordpb.Header{Source: record.SourcePlugin, Node: nodeName(), Recorder: Name}, log)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("recording", "path", cmp.Or(cfg.Path, record.DefaultPath), "redacted", cfg.Redacts())
-	return &Plugin{Recorder: rec, log: log}, nil
+	return &Plugin{Recorder: rec, cfg: cfg, log: log}, nil
+}
+
+// NodeEnv names the variable giving the node's name for the recording's
+// header (a DaemonSet sets it from spec.nodeName); without it, the host
+// name.
+const NodeEnv = "NODE_NAME"
+
+func nodeName() string {
+	if n := os.Getenv(NodeEnv); n != "" {
+		return n
+	}
+	host, _ := os.Hostname()
+	return host
+}
+
+// Configure loads the redaction key (the first time) and starts the
+// recording's file for the runtime.
+func (p *Plugin) Configure(ctx context.Context, config, runtime, version string) (api.EventMask, error) {
+	p.redaction.Do(func() {
+		var red *record.Redactor
+		if red, p.keyErr = p.cfg.Redactor(); p.keyErr == nil {
+			p.Recorder.SetRedactor(red)
+			p.log.Info("recording", "path", cmp.Or(p.cfg.Path, record.DefaultPath), "redacted", red != nil)
+		}
+	})
+	if p.keyErr != nil {
+		return 0, fmt.Errorf("cannot record: %w", p.keyErr)
+	}
+	return p.Recorder.Configure(ctx, config, runtime, version)
 }
 
 // close writes what is queued and closes the recording (Main does when
