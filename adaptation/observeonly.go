@@ -35,22 +35,28 @@ type observer struct {
 }
 
 // deliverObservers fills the observers' slots of res with the event's
-// call: each gets req(p), on its worker, after the runtime's call has
-// returned (with a context detached from the call's cancellation,
-// bounded by the observer's request timeout and Stop). Nothing waits for
-// them.
+// call: each gets req(p), made on its worker (what the request is made
+// of must not change: the runtime's call is over), with a context
+// detached from the call's cancellation, bounded by the observer's
+// request timeout and Stop; a request req returns nil is not sent.
+// Nothing waits for them.
 func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
 	res *reservation, req func(*plugin) Req, sh *shared) {
 	for _, o := range res.observers {
-		p, m := o.p, req(o.p)
-		dctx, cancel := a.detach(ctx)
+		p := o.p
 		o.sl.fill <- func(skip error) {
+			dctx, cancel := a.detach(ctx)
 			defer cancel()
+			m := req(p)
+			if !m.ProtoReflect().IsValid() {
+				return
+			}
 			if out := deliverEvent(dctx, p, r, s, m, sh, skip); out.err == nil && changes(out.rsp) {
 				p.log.Warn("observe-only plugin answered with changes; an observer changes nothing, dropping them",
 					"event", r.event.Name(), "pod", s.podID(), "container", s.ctrID())
 			}
 		}
+		p.q.wakeConsumer()
 	}
 	res.observers = nil
 }
@@ -60,8 +66,31 @@ func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation
 func (r *reservation) dropObservers() {
 	for _, o := range r.observers {
 		o.sl.fill <- nil
+		o.p.q.wakeConsumer()
 	}
 	r.observers = nil
+}
+
+// pushUnsignalled appends an observer's slot s without waking the
+// consumer, which deliverObservers (or dropObservers) wakes once s is
+// filled: an observer's worker is woken once for an event, after the
+// event's plugins, not twice, the first time while the runtime's call is
+// still going on. It reports false once the queue is closed.
+func (q *queue) pushUnsignalled(s *slot) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.items = append(q.items, s)
+	return true
+}
+
+// wakeConsumer wakes the consumer for the slots pushed unsignalled.
+func (q *queue) wakeConsumer() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.signal()
 }
 
 // changes reports whether an answer to an event asks for anything: an

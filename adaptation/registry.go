@@ -64,7 +64,7 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 		catch := p.state == StateSynchronizing
 		sl := newSlot(e, podID, ctrID, catch)
 		if p.observeOnly {
-			if p.q.push(sl, false) {
+			if p.q.pushUnsignalled(sl) {
 				r.observers = append(r.observers, observer{p, sl})
 			}
 			continue

@@ -14,10 +14,27 @@ import (
 // once with no change and no error.
 
 // Configure starts the recording's file for the runtime; the recorder
-// subscribes to every event it implements.
+// subscribes to every event it implements (see [Subscription] for a
+// runtime whose events are known).
 func (r *Recorder) Configure(_ context.Context, _, runtime, version string) (api.EventMask, error) {
 	r.add(item{configure: true, runtime: runtime, rtVer: version})
 	return 0, nil
+}
+
+// Subscription returns the events a recorder subscribes to on a runtime
+// that delivers supported (known: told or derived from its NRI version,
+// not assumed): every event, but CreateContainer where the runtime has
+// ValidateContainerAdjustment, which carries the same and more (the
+// container as proposed and the combined adjustment, once every plugin
+// has answered), so that a creation costs the runtime one delivery to the
+// recorder rather than two; 0, every event the recorder handles,
+// otherwise. A replay takes a validation without its CreateContainer for
+// the creation (see docs/record.md).
+func Subscription(supported api.EventMask, known bool) api.EventMask {
+	if !known || !supported.IsSet(api.Event_VALIDATE_CONTAINER_ADJUSTMENT) {
+		return 0
+	}
+	return api.AllEvents.Clear(api.Event_CREATE_CONTAINER)
 }
 
 // Synchronize records the runtime's snapshot of existing pods and

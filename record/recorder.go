@@ -61,9 +61,9 @@ type Recorder struct {
 	dropped atomic.Uint64
 	// redactor is the redactor of the files started from now on.
 	redactor atomic.Pointer[Redactor]
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
 
 	// Owned by the writer goroutine.
 	w     *Writer

@@ -7,10 +7,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nrikit/nrikit/record/recordpb"
 	"google.golang.org/protobuf/proto"
@@ -42,6 +45,9 @@ const (
 const (
 	kindEnv        = "env"
 	kindAnnotation = "annotation"
+	// kindEnvEntry keys the cache of whole NAME=VALUE entries; it is
+	// never hashed.
+	kindEnvEntry = "env entry"
 )
 
 // Redactor replaces the values of environment variables and annotations
@@ -65,7 +71,22 @@ const (
 type Redactor struct {
 	key                   []byte
 	keepEnv, keepAnnotate []string
+	// macs pools keyed hashers: a hasher made anew per value (the key
+	// schedule) costs more than the hashing of a short value.
+	macs sync.Pool
+	// seen caches the hashes of recent values: a container's variables
+	// and annotations come again in each of its events (a recorder sees
+	// each about eight times), and a hash costs two SHA-256 blocks or
+	// more. Bounded by maxCached entries (emptied when full).
+	mu   sync.Mutex
+	seen map[hashInput]string
 }
+
+// hashInput is what a hash is of.
+type hashInput struct{ kind, name, value string }
+
+// maxCached bounds Redactor.seen.
+const maxCached = 8192
 
 // NewRedactor returns a redactor with key (KeySize bytes) keeping the
 // values of the variables and annotations matching the patterns in
@@ -79,7 +100,9 @@ func NewRedactor(key []byte, keepEnv, keepAnnotations []string) (*Redactor, erro
 			return nil, errors.New("record: empty keep pattern")
 		}
 	}
-	return &Redactor{key: append([]byte(nil), key...), keepEnv: keepEnv, keepAnnotate: keepAnnotations}, nil
+	r := &Redactor{key: append([]byte(nil), key...), keepEnv: keepEnv, keepAnnotate: keepAnnotations}
+	r.macs.New = func() any { return hmac.New(sha256.New, r.key) }
+	return r, nil
 }
 
 // KeyID identifies the key without revealing it: the first 8 bytes of
@@ -104,12 +127,47 @@ func (r *Redactor) header() *recordpb.Redaction {
 // Hash returns the redacted form of value, the value of the variable (kind
 // "env") or annotation (kind "annotation") name.
 func (r *Redactor) hash(kind, name, value string) string {
-	m := hmac.New(sha256.New, r.key)
-	// Length-prefixed parts: no two different tuples hash the same input.
-	for _, s := range []string{"nrikit-record/v1", kind, name, value} {
-		fmt.Fprintf(m, "%d:%s", len(s), s)
+	in := hashInput{kind, name, value}
+	r.mu.Lock()
+	h, ok := r.seen[in]
+	r.mu.Unlock()
+	if ok {
+		return h
 	}
-	return RedactedPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:hashSize])
+	h = r.compute(kind, name, value)
+	r.remember(in, h)
+	return h
+}
+
+// remember caches out for in.
+func (r *Redactor) remember(in hashInput, out string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seen) >= maxCached || r.seen == nil {
+		r.seen = make(map[hashInput]string, maxCached)
+	}
+	r.seen[in] = out
+}
+
+// compute is hash without the cache.
+func (r *Redactor) compute(kind, name, value string) string {
+	m := r.macs.Get().(hash.Hash)
+	defer r.macs.Put(m)
+	m.Reset()
+	// Length-prefixed parts ("LEN:PART", LEN in decimal): no two
+	// different tuples hash the same input.
+	var buf [64]byte
+	for _, s := range [...]string{"nrikit-record/v1", kind, name, value} {
+		b := strconv.AppendInt(buf[:0], int64(len(s)), 10)
+		b = append(b, ':')
+		m.Write(b)
+		io.WriteString(m, s)
+	}
+	var sum [sha256.Size]byte
+	var out [len(RedactedPrefix) + 22]byte // base64 of hashSize bytes, unpadded
+	copy(out[:], RedactedPrefix)
+	base64.RawURLEncoding.Encode(out[len(RedactedPrefix):], m.Sum(sum[:0])[:hashSize])
+	return string(out[:])
 }
 
 // Env returns the redacted value of variable name (as replay needs to
@@ -119,6 +177,22 @@ func (r *Redactor) Env(name, value string) string {
 		return value
 	}
 	return r.hash(kindEnv, name, value)
+}
+
+// envEntry returns a NAME=VALUE entry with its value redacted, from the
+// cache if it was seen.
+func (r *Redactor) envEntry(entry string) string {
+	in := hashInput{kind: kindEnvEntry, value: entry}
+	r.mu.Lock()
+	out, ok := r.seen[in]
+	r.mu.Unlock()
+	if ok {
+		return out
+	}
+	name, value, _ := strings.Cut(entry, "=")
+	out = name + "=" + r.Env(name, value)
+	r.remember(in, out)
+	return out
 }
 
 // Annotation returns the redacted value of annotation key.
@@ -185,7 +259,11 @@ func (r *Redactor) walk(m protoreflect.Message, depth int) {
 	if depth > maxWalkDepth || !m.IsValid() {
 		return
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	for _, fd := range planOf(m.Descriptor()) {
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		switch {
 		case fd.Name() == envField && fd.IsList():
 			r.env(m, fd, v.List())
@@ -195,24 +273,66 @@ func (r *Redactor) walk(m protoreflect.Message, depth int) {
 				mp.Set(k, protoreflect.ValueOfString(r.Annotation(k.String(), v.String())))
 				return true
 			})
-		case fd.Message() == nil:
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
 				r.walk(l.Get(i).Message(), depth+1)
 			}
 		case fd.IsMap():
-			if fd.MapValue().Message() != nil {
-				v.Map().Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-					r.walk(v.Message(), depth+1)
-					return true
-				})
-			}
+			v.Map().Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
+				r.walk(v.Message(), depth+1)
+				return true
+			})
 		default:
 			r.walk(v.Message(), depth+1)
 		}
-		return true
-	})
+	}
+}
+
+// plans caches planOf's answers, by message type.
+var plans sync.Map // protoreflect.FullName → []protoreflect.FieldDescriptor
+
+// planOf returns the fields of messages of type md that Redact looks at:
+// the env and annotations fields, and the message fields (single, lists
+// or map values) whose types hold such fields, however deep. It is
+// derived from the descriptors, once per type: the rest of a message is
+// not walked.
+func planOf(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if p, ok := plans.Load(md.FullName()); ok {
+		return p.([]protoreflect.FieldDescriptor)
+	}
+	p := computePlan(md, map[protoreflect.FullName]bool{})
+	plans.Store(md.FullName(), p)
+	return p
+}
+
+// computePlan is planOf's; visiting holds the types being planned (a
+// recursive type refers back to one of them).
+func computePlan(md protoreflect.MessageDescriptor, visiting map[protoreflect.FullName]bool) []protoreflect.FieldDescriptor {
+	visiting[md.FullName()] = true
+	defer delete(visiting, md.FullName())
+	var out []protoreflect.FieldDescriptor
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		switch {
+		case fd.Name() == envField && fd.IsList(),
+			fd.Name() == annotationsField && fd.IsMap() && fd.MapValue().Kind() == protoreflect.StringKind:
+			out = append(out, fd)
+			continue
+		}
+		sub := fd.Message()
+		if fd.IsMap() {
+			sub = fd.MapValue().Message()
+		}
+		if sub == nil {
+			continue
+		}
+		if visiting[sub.FullName()] || len(computePlan(sub, visiting)) > 0 {
+			out = append(out, fd) // a recursive type: walked, bounded by maxWalkDepth
+		}
+	}
+	return out
 }
 
 // env redacts a list of NAME=VALUE strings or of key-value messages.
@@ -220,8 +340,7 @@ func (r *Redactor) env(_ protoreflect.Message, fd protoreflect.FieldDescriptor, 
 	switch {
 	case fd.Kind() == protoreflect.StringKind:
 		for i := range l.Len() {
-			name, value, _ := strings.Cut(l.Get(i).String(), "=")
-			l.Set(i, protoreflect.ValueOfString(name+"="+r.Env(name, value)))
+			l.Set(i, protoreflect.ValueOfString(r.envEntry(l.Get(i).String())))
 		}
 	case fd.Message() != nil:
 		kd, vd := fd.Message().Fields().ByName("key"), fd.Message().Fields().ByName("value")

@@ -180,7 +180,7 @@ func (w *Writer) write(rec *recordpb.Record, m proto.Message, redact bool) error
 		if redact {
 			w.cfg.Redactor.Redact(m)
 		}
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		b, err := proto.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("record: encoding a %s record: %w", rec.GetKind(), err)
 		}

@@ -41,7 +41,7 @@ const repoRoot = "../.."
 // docSources are the files whose command lines are run, relative to the
 // repository root.
 var docSources = []string{"docs/cli.md", "README.md", "cmd/nri/examples/default.yaml",
-	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml"}
+	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml", "cmd/nri/examples/gpu-node.yaml"}
 
 // docLine is a command line of the documentation, normalised: "nri ..."
 // whether written as nri, go run ./cmd/nri or go install ... && nri;

@@ -25,13 +25,16 @@ func newRecordCommand(g *globals) *cobra.Command {
 		Use:   "record [RECORDER FLAGS]",
 		Short: "Record a node's NRI traffic to a file, as an NRI plugin (nri plugin recorder)",
 		Long: `Run the recorder plugin against a runtime's socket: it registers at index 99 (the
-last; -idx changes it), subscribes to every event, changes nothing and never fails a request,
-and writes the Synchronize snapshot, every event with its pod and container, and what the
-runtime reports back (the created container, validation requests) to -out (default
-` + record.DefaultPath + `), compressed, created 0600, rotated past -max-file-size.
-Values of environment variables and annotations are redacted with a keyed hash; the key
-(-key-file, created 0600) stays on the node: give it to nri replay there to compare values.
-See docs/record.md. Run 'nri record -help' for the flags.`,
+last; -idx changes it), subscribes to every event (CreateContainer only where the runtime has
+no validation to tell the same), changes nothing and never fails a request, and writes the
+Synchronize snapshot, every event with its pod and container, and what the runtime reports
+back (the validation request with the combined adjustment, the created container) to -out
+(default ` + record.DefaultPath + `), compressed, created 0600, rotated past -max-file-size.
+It declares itself an observer: nrikit's runtime does not wait for it; containerd and CRI-O
+as released call it as any plugin. Values of environment variables and annotations are
+redacted with a keyed hash; the key (-key-file, created 0600) stays on the node, beside the
+recording by default, where nri replay finds it. See docs/record.md. Run 'nri record -help'
+for the flags.`,
 		Example:            `  nri record -socket /var/run/nri/nri.sock -out /var/lib/nri-record/node.nrirec`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -66,6 +69,12 @@ against none). A rotated recording is read oldest file first from its current fi
 
 Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did not register,
 2 for a usage error, 5 for another failure.`,
+		Example: `  # A simulated node, recorded, then replayed through gpu-env as it was.
+  nri run cmd/nri/examples/gpu-node.yaml --record run.nrirec --record-config cmd/nri/examples/record/record.yaml
+  nri replay run.nrirec --plugin ./50-gpu-env
+
+  # A node's recording, through a new build against the plugins as they are.
+  nri replay /var/lib/nri-record/node.nrirec --plugin-dir ./next --base-plugin-dir ./current`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			base.output, base.reqTimeout, base.wasmCacheDir = f.output, f.reqTimeout, f.wasmCacheDir

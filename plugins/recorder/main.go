@@ -189,7 +189,10 @@ func (p *Plugin) Configure(ctx context.Context, config, runtime, version string)
 	if p.keyErr != nil {
 		return 0, fmt.Errorf("cannot record: %w", p.keyErr)
 	}
-	return p.Recorder.Configure(ctx, config, runtime, version)
+	if _, err := p.Recorder.Configure(ctx, config, runtime, version); err != nil {
+		return 0, err
+	}
+	return record.Subscription(stub.SupportedEvents(ctx)), nil
 }
 
 // close writes what is queued and closes the recording (Main does when

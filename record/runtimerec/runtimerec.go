@@ -88,7 +88,7 @@ func Start(cfg record.Config, node string, log *slog.Logger) (*Recording, error)
 	if err != nil {
 		return nil, fmt.Errorf("runtimerec: %w", err)
 	}
-	svc, err := stub.NewBuiltin(rec, stub.WithObserveOnly(), stub.WithLogger(log))
+	svc, err := stub.NewBuiltin(builtin{rec}, stub.WithObserveOnly(), stub.WithLogger(log))
 	if err != nil {
 		rec.Close(context.Background())
 		return nil, fmt.Errorf("runtimerec: %w", err)
@@ -191,4 +191,16 @@ func subjectOf(req any) record.Subject {
 		}
 	}
 	return s
+}
+
+// builtin is the recorder as the runtime's builtin plugin: its
+// subscription leaves out what validation tells (record.Subscription).
+type builtin struct{ *record.Recorder }
+
+// Configure starts the recording's file and subscribes.
+func (b builtin) Configure(ctx context.Context, config, runtime, version string) (api.EventMask, error) {
+	if _, err := b.Recorder.Configure(ctx, config, runtime, version); err != nil {
+		return 0, err
+	}
+	return record.Subscription(stub.SupportedEvents(ctx)), nil
 }

@@ -231,6 +231,7 @@ func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRe
 	p.log(LevelInfo, "configuring plugin", "runtime", req.GetRuntimeName(), "version", req.GetRuntimeVersion(),
 		"nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
 	ctx = p.noteCapabilities(ctx, told, unknown)
+	ctx = context.WithValue(ctx, supportedKey{}, rt)
 
 	wanted := p.wanted
 	if h := p.h.Configure; h != nil {

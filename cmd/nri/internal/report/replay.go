@@ -239,8 +239,12 @@ func (r *Replay) WriteText(w io.Writer, all bool) error {
 		fmt.Fprintf(&b, "plugin %s did not register: %s\n", e.Plugin, e.Reason)
 	}
 	s := r.Summary
-	fmt.Fprintf(&b, "\n%d event(s), %d pod(s) and %d container(s) created (%d existing before the recording, not compared), %d update(s) and stop(s) compared\n",
-		s.Events, s.Pods, s.Containers, s.Existing, s.Changes)
+	fmt.Fprintf(&b, "\n%d event(s), %d pod(s) and %d container(s) created (%d existing before the recording, not compared)",
+		s.Events, s.Pods, s.Containers, s.Existing)
+	if s.Changes > 0 {
+		fmt.Fprintf(&b, ", %d update(s) and stop(s) compared", s.Changes)
+	}
+	b.WriteString("\n")
 	if s.Differ+s.ChangesDiffer == 0 {
 		fmt.Fprintf(&b, "no container would differ\n")
 	} else {

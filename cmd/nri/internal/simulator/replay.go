@@ -310,6 +310,13 @@ func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *reco
 		_ = a.RunPodSandbox(ctx, m)
 	case *api.CreateContainerRequest:
 		out.Created[m.GetContainer().GetId()] = r.create(ctx, a, m, idx)
+	case *api.ValidateContainerAdjustmentRequest:
+		// The creation, where the recorder took validation for it
+		// (record.Subscription); otherwise part of the replayed
+		// CreateContainer.
+		if id := m.GetContainer().GetId(); out.Created[id] == nil {
+			out.Created[id] = r.create(ctx, a, &api.CreateContainerRequest{Pod: m.GetPod(), Container: m.GetContainer()}, idx)
+		}
 	case *api.PostCreateContainerRequest:
 		if c := out.Created[m.GetContainer().GetId()]; c != nil && c.Err == nil {
 			m = &api.PostCreateContainerRequest{Pod: m.GetPod(), Container: c.Container}
@@ -346,7 +353,6 @@ func (r *Replayer) replay(ctx context.Context, a *adaptation.Adaptation, e *reco
 		r.state.drop(m.GetPod().GetId(), "")
 		_ = a.RemovePodSandbox(ctx, m)
 	}
-	// ValidateContainerAdjustment is part of the replayed CreateContainer.
 	return nil
 }
 

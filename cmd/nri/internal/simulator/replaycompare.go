@@ -217,13 +217,14 @@ func (c *Comparer) compare(rc *Created, other *api.Container, basis, was string)
 
 // compareAnswers compares, plugin by plugin (matched by name, whatever
 // their index), the replayed plugins' answers to a creation with the
-// other side's: each answer applied alone to the proposed container.
+// other side's: each answer applied alone to the proposed container. It
+// returns nil if no plugin is on both sides.
 func (c *Comparer) compareAnswers(rc *Created, got, other []Answer) []report.PluginAnswer {
 	byName := map[string]Answer{}
 	for _, a := range other {
 		byName[baseName(a.Plugin)] = a
 	}
-	out := []report.PluginAnswer{}
+	var out []report.PluginAnswer
 	for _, g := range got {
 		o, ok := byName[baseName(g.Plugin)]
 		if !ok {

@@ -69,6 +69,19 @@ func IndexRecording(rec *record.Recording) *RecordingIndex {
 	}
 	pending := map[eventKey][]Answer{}
 	refused := map[eventKey]map[string][]string{} // plugin → fields
+	// take returns the answers recorded for k so far, with their
+	// refused fields, and forgets them.
+	take := func(k eventKey) []Answer {
+		answers := pending[k]
+		for i := range answers {
+			answers[i].Refused = refused[k][answers[i].Plugin]
+		}
+		delete(pending, k)
+		delete(refused, k)
+		return answers
+	}
+	// creating are the containers whose creation is indexed.
+	creating := map[string]bool{}
 	// lastUpdate is each container's latest UpdateContainer, which a
 	// PostUpdateContainer completes.
 	lastUpdate := map[string]*NodeChange{}
@@ -112,21 +125,26 @@ func IndexRecording(rec *record.Recording) *RecordingIndex {
 		if c, ok := e.Message.(interface{ GetContainer() *api.Container }); ok {
 			ctrID = c.GetContainer().GetId()
 		}
-		k := eventKey{e.GetEvent(), ctrID}
-		answers := pending[k]
-		for i := range answers {
-			answers[i].Refused = refused[k][answers[i].Plugin]
-		}
-		delete(pending, k)
-		delete(refused, k)
+		answers := take(eventKey{e.GetEvent(), ctrID})
 		switch m := e.Message.(type) {
 		case *api.CreateContainerRequest:
 			idx.Creations = append(idx.Creations, m)
+			creating[ctrID] = true
 			if answers != nil {
 				idx.Answers[ctrID] = answers
 			}
 		case *api.ValidateContainerAdjustmentRequest:
 			idx.Validation[ctrID] = m
+			if !creating[ctrID] {
+				// A recorder that has validation does not take
+				// CreateContainer (record.Subscription): the
+				// validation stands for it.
+				idx.Creations = append(idx.Creations, &api.CreateContainerRequest{Pod: m.GetPod(), Container: m.GetContainer()})
+				creating[ctrID] = true
+				if a := take(eventKey{api.Event_CREATE_CONTAINER, ctrID}); a != nil {
+					idx.Answers[ctrID] = a
+				}
+			}
 		case *api.PostCreateContainerRequest:
 			idx.Created[ctrID] = m.GetContainer()
 		case *api.UpdateContainerRequest:

@@ -66,7 +66,7 @@ func TestRecordFile(t *testing.T) {
 	var creates, answers int
 	for _, e := range rec.Entries {
 		switch {
-		case e.GetKind() == recordpb.Kind_REQUEST && e.GetEvent().Name() == "CreateContainer":
+		case e.GetKind() == recordpb.Kind_REQUEST && e.GetEvent().Name() == "ValidateContainerAdjustment":
 			creates++
 		case e.GetKind() == recordpb.Kind_ANSWER && e.GetPlugin() == "10-annotator" && e.GetContainerId() == "ctr0":
 			answers++
