@@ -8,8 +8,8 @@
 //     programs, so it may not import any of them (adaptation, stub, ...);
 //   - only tests and other test helpers import internal/testing/...;
 //   - the libraries (api, stub, adaptation, merge, filter, validator,
-//     ocispec, conformance) import nothing of the tool (cmd/), the sample
-//     plugins (plugins/) or the suites of tests/;
+//     ocispec, conformance, record) import nothing of the tool (cmd/), the
+//     sample plugins (plugins/) or the suites of tests/;
 //   - nothing imports tests/.
 //
 // Where a package lives is otherwise left to the go command's rule for

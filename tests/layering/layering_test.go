@@ -19,7 +19,7 @@ import (
 const repoRoot = "../.."
 
 // libraries are the main module's library trees, relative to its root.
-var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "ocispec", "conformance"}
+var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "ocispec", "conformance", "record"}
 
 // goFile is one Go file of the main module: its package directory (slash
 // separated, relative to the module root; "." for the root), whether it is

@@ -129,26 +129,26 @@ func (st *replayState) update(context.Context, []*api.ContainerUpdate, []*api.Co
 func (st *replayState) putPod(p *api.PodSandbox) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if _, ok := st.pods[p.GetId()]; !ok {
-		if len(st.pods)+len(st.ctrs) >= MaxReplayObjects {
-			return fmt.Errorf("the recording holds more than %d pods and containers at once", MaxReplayObjects)
-		}
-		st.podOrder = append(st.podOrder, p.GetId())
-	}
-	st.pods[p.GetId()] = p
-	return nil
+	return put(st, st.pods, &st.podOrder, p.GetId(), p)
 }
 
 func (st *replayState) putCtr(c *api.Container) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if _, ok := st.ctrs[c.GetId()]; !ok {
+	return put(st, st.ctrs, &st.ctrOrder, c.GetId(), c)
+}
+
+// put adds or replaces the object of id in m (st's pods or containers,
+// listed in the order of order), within MaxReplayObjects. The caller
+// holds st.mu.
+func put[T any](st *replayState, m map[string]T, order *[]string, id string, obj T) error {
+	if _, ok := m[id]; !ok {
 		if len(st.pods)+len(st.ctrs) >= MaxReplayObjects {
 			return fmt.Errorf("the recording holds more than %d pods and containers at once", MaxReplayObjects)
 		}
-		st.ctrOrder = append(st.ctrOrder, c.GetId())
+		*order = append(*order, id)
 	}
-	st.ctrs[c.GetId()] = c
+	m[id] = obj
 	return nil
 }
 
