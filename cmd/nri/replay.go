@@ -154,6 +154,8 @@ Exit status: 0 if no container would differ, 1 if some would, 4 if a plugin did 
 	}
 	f.register(c)
 	fl := c.Flags()
+	// A replay's report has no timeline of calls.
+	_ = fl.MarkHidden("calls")
 	fl.StringArrayVar(&base.plugins, "base-plugin", nil, "compare with this plugin set instead of the node: a plugin of it (repeatable)")
 	fl.StringArrayVar(&base.pluginDirs, "base-plugin-dir", nil, "compare with the plugins of this directory (repeatable)")
 	fl.StringVar(&base.policy, "base-policy", "", "compare with the plugin set under this policy file")
