@@ -48,7 +48,19 @@ var crioPackages = []debianPackage{
 	{"conmon", "/usr/bin/conmon"},
 	{"libseccomp-dev", "/usr/include/seccomp.h"},
 	{"busybox-static", "/bin/busybox"},
-	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
+	cniPackage,
+}
+
+// cniPackage holds the CNI plugins the pods of CRI-O and of the cluster
+// use for their network (bridge, host-local, loopback in cniPluginDir).
+var cniPackage = debianPackage{"containernetworking-plugins", cniPluginDir + "/loopback"}
+
+// EnsurePodNetwork installs with apt-get the CNI plugins that pods with
+// a network use (bridge, host-local and loopback: Debian's
+// containernetworking-plugins), when they are missing: the cluster's
+// kubelet starts no pod without them.
+func EnsurePodNetwork(ctx context.Context, log io.Writer) error {
+	return ensurePackages(ctx, log, cniPackage)
 }
 
 // EnsureCrio returns the binaries a CRI-O run needs: crictl and runc
