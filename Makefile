@@ -173,13 +173,17 @@ check-platforms:
 CONTAINERD_NRI_TESTS := github.com/containerd/containerd/v2/internal/nri/... github.com/containerd/containerd/v2/internal/cri/nri/...
 CRIO_NRI_PKGS := github.com/cri-o/cri-o/internal/nri/... github.com/cri-o/cri-o/internal/config/nri github.com/cri-o/cri-o/server github.com/cri-o/cri-o/test/nri
 CRIO_TAGS_NO_SECCOMP := containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion
+# containerd for windows and darwin is built and linked through the go command's cache of executables: `go run
+# -exec true` links it into that cache (keyed by every input of the link) and hands it to true instead of running
+# it, so that it is linked again only when something it is built from changed (go build -o /dev/null linked both
+# at every run).
 .PHONY: test-compat
 test-compat:
 	cd compat/nri && GOWORK=off $(GO) test -race -count=1 ./...
 	cd compat/containerdbuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) test -race -count=1 $(CONTAINERD_NRI_TESTS)
 	@set -e; cd compat/containerdbuild; for os in windows darwin; do \
 	  echo "GOOS=$$os go build containerd (on compat/nri)"; \
-	  GOOS=$$os GOWORK=off $(GO) build -o /dev/null github.com/containerd/containerd/v2/cmd/containerd; \
+	  GOOS=$$os GOWORK=off $(GO) run -exec true github.com/containerd/containerd/v2/cmd/containerd; \
 	done
 	cd compat/criobuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build -tags '$(CRIO_TAGS_NO_SECCOMP)' $(CRIO_NRI_PKGS)
 
@@ -196,9 +200,12 @@ lint: require-go $(BIN)/staticcheck
 
 tools: $(TOOLS)
 
+# A tool of tools/go.mod, copied from the go command's cache of executables: `go tool -n NAME` builds it if
+# needed and prints where it is, keyed by the go command itself (the tool's version and dependencies, the go
+# version), so that a fresh clone copies the tools instead of linking them again.
 $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
-	$(GO) build $(TOOLS_MOD) -o $@ $$($(GO) list $(TOOLS_MOD) -f '{{.ImportPath}}' tool | grep '/$*$$')
+	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
 ## generate: regenerate protobuf and ttrpc code from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks

@@ -42,7 +42,7 @@ var (
 // build builds the program in testdata/name once, with the go command of
 // $GO (or "go") and its own flags (never the race detector): the guests
 // with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, the driver for this
-// machine.
+// machine; -trimpath, so that a clone elsewhere reuses the compiled packages.
 func build(t *testing.T, name string) string {
 	t.Helper()
 	buildMu.Lock()
@@ -55,13 +55,13 @@ func build(t *testing.T, name string) string {
 		goTool = "go"
 	}
 	out := filepath.Join(workDir, name)
-	args := []string{"build", "-o", out}
+	args := []string{"build", "-trimpath", "-o", out}
 	env := append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 	if name == "driver" {
 		args = append(args, "-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=ignore")
 	} else {
 		out += ".wasm"
-		args = []string{"build", "-buildmode=c-shared", "-o", out}
+		args = []string{"build", "-trimpath", "-buildmode=c-shared", "-o", out}
 		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
 	}
 	cmd := exec.Command(goTool, append(args, "./testdata/"+name)...)

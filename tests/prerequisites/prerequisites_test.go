@@ -93,6 +93,9 @@ func TestTargetsRequireFirst(t *testing.T) {
 	} {
 		cmd := exec.Command("make", "-s", "-n", target)
 		cmd.Dir = root
+		// A make that runs this test (CI's make --trace, make -j) passes its
+		// flags down in MAKEFLAGS; they would add lines to what -n prints.
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=")
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("make -n %s: %v", target, err)
