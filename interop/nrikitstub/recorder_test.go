@@ -1,7 +1,6 @@
 package nrikitstub
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/nrikit/nrikit/interop/internal/behavior"
 	"github.com/nrikit/nrikit/interop/internal/lifecycle"
 	"github.com/nrikit/nrikit/interop/internal/testbin"
-	"github.com/nrikit/nrikit/interop/internal/upstreamrt"
 	"github.com/nrikit/nrikit/record"
 	"github.com/nrikit/nrikit/record/recordpb"
 )
@@ -40,12 +38,7 @@ func TestRecorderOnUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.start()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	res, err := lifecycle.Drive(ctx, upstreamrt.Events{Adaptation: r.Adaptation})
-	if err != nil {
-		t.Fatalf("driving the container's lifecycle: %v", err)
-	}
+	res := r.drive()
 	recs := r.recordsOf(full)
 	lifecycle.CheckCreate(t, res, recs, nil)
 	lifecycle.CheckUpdate(t, res, recs)

@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	nrikit "github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/record"
 	"github.com/nrikit/nrikit/record/recordpb"
-	"github.com/nrikit/nrikit/stub"
 )
 
 // TestRecordFile: the recording configuration beside the plugin
@@ -31,20 +29,7 @@ func TestRecordFile(t *testing.T) {
 	if got := RecordPath("/etc/nri/conf.d"); got != "/etc/nri/record.yaml" {
 		t.Errorf("RecordPath = %s", got)
 	}
-	svc, err := stub.NewBuiltin(annotator{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeContainerd{pods: map[string]*PodSandbox{}, ctrs: map[string]*Container{}}
-	a, err := New("fake-containerd", "v2", f.sync, f.update, WithPluginConfigPath(conf),
-		WithPluginPath(filepath.Join(dir, "none")), WithDisabledExternalConnections(),
-		WithNativeOptions(nrikit.WithBuiltinPlugin("10", "annotator", svc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startWithAnnotator(t, conf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	pod := &PodSandbox{Id: "pod0", Name: "pod0", Namespace: "default"}
