@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
+	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
 	"github.com/nrikit/nrikit/record"
 )
 
