@@ -107,6 +107,15 @@
 // started, and a slow plugin delays only itself. No lock is held while a
 // plugin is called; concurrent events of the runtime proceed in parallel.
 //
+// A plugin that declares it only observes (ConfigureResponse.observe_only,
+// a nrikit extension; docs/protocol.md §5.5) is never waited for: it gets
+// each event in its order once the event's request is final (after the
+// other plugins of a mutating event, with their result), after the
+// runtime's call returned, and its answers are not used. Because plugins
+// may be sent a request after the call returned (observers, and plugins
+// catching up after their Synchronize), the runtime must not change the
+// objects of a request once it has passed them to the Adaptation.
+//
 // A plugin that registers is marked synchronizing and the runtime's
 // [ListFunc] is called in one critical section that also orders the start
 // of every event call. Events that start later are queued for the plugin
