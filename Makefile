@@ -226,8 +226,8 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc 
 COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
 
 check-generated: generate
-	@git diff --exit-code -- api/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/ or compat/nri"; exit 1)
+	@git diff --exit-code -- api/ record/recordpb/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
