@@ -1,0 +1,165 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nrikit/nrikit/api"
+)
+
+// Names of the Synchronize checks.
+const (
+	CheckSyncLate = "late plugin synchronized with pods and containers"
+	CheckSyncLost = "no container lost around Synchronize"
+)
+
+var syncChecks = []Check{
+	{
+		ID: "sync-late", Name: CheckSyncLate, run: syncLate,
+		Decides: "a plugin that registers after a pod and its running container exist gets both in Synchronize, " +
+			"with their IDs, the container's pod and state CONTAINER_RUNNING",
+	},
+	{
+		ID: "sync-lost", Name: CheckSyncLost, Needs: []Need{NeedHold}, Serial: true, run: syncLost,
+		Decides: "a container created before a plugin's Synchronize is in it; one whose CreateContainer is issued " +
+			"while the plugin holds Synchronize (up to the hold budget) reaches it in Synchronize or as " +
+			"CreateContainer; one created after reaches it as CreateContainer (containerd#13698, cri-o#10090)",
+	},
+}
+
+// synced reports whether a Synchronize carried the pod or container id.
+func (s syncState) hasPod(id string) bool {
+	return slices.ContainsFunc(s.pods, func(p *api.PodSandbox) bool { return p.GetId() == id })
+}
+
+func (s syncState) container(id string) *api.Container {
+	for _, c := range s.ctrs {
+		if c.GetId() == id {
+			return c
+		}
+	}
+	return nil
+}
+
+func syncLate(r *run) verdict {
+	podID, pod, err := r.newPod()
+	if err != nil {
+		return fail("%v", err)
+	}
+	ctrID, err := r.newContainer(podID, pod, nil)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}})
+	if err != nil {
+		return fail("%v", err)
+	}
+	st := p.synchronized()
+	var f findings
+	f.check(st.hasPod(podID), "Synchronize (%d pods) lacks the pod %s", len(st.pods), short(podID))
+	switch c := st.container(ctrID); {
+	case c == nil:
+		f.problem("Synchronize (%d containers) lacks the container %s", len(st.ctrs), short(ctrID))
+	default:
+		f.check(c.GetPodSandboxId() == podID, "the container's pod_sandbox_id is %q, want %q", c.GetPodSandboxId(), podID)
+		f.check(c.GetState() == api.ContainerState_CONTAINER_RUNNING, "the container's state is %s, want CONTAINER_RUNNING", c.GetState())
+	}
+	f.saw("Synchronize had %d pods and %d containers, the check's among them", len(st.pods), len(st.ctrs))
+	return f.verdict()
+}
+
+func syncLost(r *run) verdict {
+	podID, pod, err := r.newPod()
+	if err != nil {
+		return fail("%v", err)
+	}
+	before, err := r.newContainer(podID, pod, nil)
+	if err != nil {
+		return fail("%v", err)
+	}
+	inSync := make(chan time.Time, 1)
+	release := make(chan struct{})
+	var released time.Time
+	spec := pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}, OnSync: func(ctx context.Context, _ []*api.PodSandbox, _ []*api.Container) {
+		inSync <- time.Now()
+		t := time.NewTimer(r.holdFor())
+		defer t.Stop()
+		select {
+		case <-release:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		released = time.Now()
+	}}
+	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
+	p, err := r.dialPlugin(spec, full)
+	if err != nil {
+		return fail("%v", err)
+	}
+	registered := background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
+	var syncAt time.Time
+	select {
+	case syncAt = <-inSync:
+	case res := <-registered:
+		return fail("the plugin registered without its Synchronize being held: %v", res.err)
+	case <-r.ctx.Done():
+		return fail("no Synchronize: %v", r.ctx.Err())
+	}
+	issued := time.Now()
+	during := background(func() (string, error) { return r.newContainer(podID, pod, nil) })
+	// Give the CreateContainer time to reach the runtime while
+	// Synchronize is held, within the hold's budget.
+	wait := min(time.Second, r.holdFor()-time.Since(syncAt)-100*time.Millisecond)
+	select {
+	case <-time.After(wait):
+	case <-r.ctx.Done():
+	}
+	close(release)
+	reg, err := r.await(registered)
+	if err != nil || reg.err != nil {
+		return fail("the plugin's registration: %v %v", err, reg.err)
+	}
+	dur, err := r.await(during)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if dur.err != nil {
+		return fail("the container created during Synchronize: %v", dur.err)
+	}
+	after, err := r.newContainer(podID, pod, nil)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st := p.synchronized()
+	var f findings
+	f.check(st.container(before) != nil, "the container created before Synchronize (%s) is not in it", short(before))
+	for _, c := range []struct{ what, id string }{{"during", dur.id}, {"after", after}} {
+		inSync := st.container(c.id) != nil
+		_, evErr := r.waitKind(p, api.Event_CREATE_CONTAINER, "", c.id)
+		switch {
+		case inSync && evErr == nil:
+			f.saw("%s: in Synchronize and as CreateContainer", c.what)
+		case inSync:
+			f.saw("%s: in Synchronize", c.what)
+		case evErr == nil:
+			f.saw("%s: as CreateContainer", c.what)
+		default:
+			f.problem("the container created %s Synchronize (%s) reached the plugin neither in Synchronize nor as CreateContainer", c.what, short(c.id))
+		}
+	}
+	f.saw("CreateContainer issued %s into a Synchronize held %s; it returned %s after the release",
+		issued.Sub(syncAt).Round(time.Millisecond), released.Sub(syncAt).Round(time.Millisecond), signedRound(dur.at.Sub(released)))
+	return f.verdict()
+}
+
+// signedRound renders a duration that may be negative.
+func signedRound(d time.Duration) string {
+	s := d.Round(time.Millisecond).String()
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s
+}

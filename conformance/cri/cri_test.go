@@ -1,0 +1,144 @@
+package cri
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nrikit/nrikit/conformance"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
+)
+
+// fakeTimeout is the fake runtime's NRI request timeout: long enough to
+// hold hooks on a loaded machine.
+func fakeTimeout() time.Duration { return min(testscale.D(3*time.Second), 8*time.Second) }
+
+// runChecks runs the checks matching only ("" for all) against r.
+func runChecks(t *testing.T, r *fakeCRI, only string) *conformance.Report {
+	t.Helper()
+	cfg := Config{NRISocket: r.nriSocket, CRISocket: r.criSocket, Image: fakeImage, Command: []string{"sleep", "3600"},
+		CheckTimeout: testscale.D(time.Minute)}
+	if only != "" {
+		cfg.Run = regexp.MustCompile(only)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(5*time.Minute))
+	defer cancel()
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return rep
+}
+
+func reportText(t *testing.T, rep *conformance.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// wantSkipped are the checks the fake runtime cannot take: it has no pod
+// network, no CDI devices and does not run containers.
+var wantSkipped = map[string]bool{
+	CheckStopPodHeldNetwork:                     true,
+	"adjusted CDI device reaches the container": true,
+}
+
+// TestNrikitRuntimePasses runs every check against a runtime on nrikit's
+// runtime library: all pass but those the fake runtime cannot take, and
+// the run leaves nothing behind.
+func TestNrikitRuntimePasses(t *testing.T) {
+	r := startFakeCRI(t, fakeTimeout(), faults{})
+	rep := runChecks(t, r, "")
+	text := reportText(t, rep)
+	t.Logf("report:\n%s", text)
+	if len(rep.Results) != len(Checks())+1 {
+		t.Errorf("%d results, want one per check and the sweep (%d)", len(rep.Results), len(Checks())+1)
+	}
+	for _, res := range rep.Results {
+		switch {
+		case wantSkipped[res.Name] && !res.Skipped:
+			t.Errorf("%s: not skipped: %s", res.Name, res.Reason)
+		case !res.Passed:
+			t.Errorf("%s failed: %s", res.Name, res.Reason)
+		case res.Skipped && !wantSkipped[res.Name] && !strings.Contains(res.Reason, "NUMA") && !strings.Contains(res.Reason, "cgroup v2"):
+			t.Errorf("%s skipped: %s", res.Name, res.Reason)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.pods) > 0 || len(r.ctrs) > 0 {
+		t.Errorf("left %d pods and %d containers", len(r.pods), len(r.ctrs))
+	}
+}
+
+// TestChecksCatchRuntimeBugs gives the fake runtime each bug of a real
+// runtime that a check is for: that check fails, with the reason.
+func TestChecksCatchRuntimeBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		faults faults
+		check  string
+		reason string
+	}{
+		{"pod READY while RunPodSandbox held", faults{readyWhileRunning: true}, CheckRunHeldHidden, "SANDBOX_READY while RunPodSandbox is held"},
+		{"container listed while CreateContainer held", faults{listWhileCreating: true}, CheckCreateHeldHidden, "while its CreateContainer is held"},
+		{"failed pod kept (containerd#13609)", faults{keepFailedPod: true}, CheckRunFailure, "the failed pod is still listed"},
+		{"container in a stopped pod (containerd#13599)", faults{createInStoppedPod: true}, CheckCreateStoppedPod, "in the stopped pod succeeded"},
+		{"empty container name (cri-o#10011)", faults{emptyContainerName: true}, CheckContainerEvents, `container name ""`},
+		{"evictions ignored", faults{ignoreEvictions: true}, CheckEvictUnsolicited, "still CONTAINER_RUNNING"},
+		{"answers' updates ignored", faults{ignoreUpdateAnswers: true}, CheckUpdateFromStop, "memory limit is 0"},
+		{"StopPodSandbox before the containers stop", faults{runningDuringStop: true}, CheckStopPodHeldState, "want CONTAINER_EXITED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startFakeCRI(t, fakeTimeout(), tc.faults)
+			rep := runChecks(t, r, "^"+regexp.QuoteMeta(checkID(t, tc.check))+"$")
+			res, ok := rep.Result(tc.check)
+			if !ok {
+				t.Fatalf("no result for %q:\n%s", tc.check, reportText(t, rep))
+			}
+			if res.Passed || !strings.Contains(res.Reason, tc.reason) {
+				t.Errorf("%s: passed %v, reason %q; want a failure saying %q", tc.check, res.Passed, res.Reason, tc.reason)
+			}
+		})
+	}
+}
+
+// checkID returns the ID of the check called name.
+func checkID(t *testing.T, name string) string {
+	t.Helper()
+	for _, c := range Checks() {
+		if c.Name == name {
+			return c.ID
+		}
+	}
+	t.Fatalf("no check %q", name)
+	return ""
+}
+
+// TestChecksTable checks the table itself: unique IDs and names, IDs fit
+// for names and labels, and a description for each.
+func TestChecksTable(t *testing.T) {
+	ids, names := map[string]bool{}, map[string]bool{}
+	valid := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	for _, c := range Checks() {
+		if ids[c.ID] || names[c.Name] {
+			t.Errorf("check %q (%s) repeated", c.Name, c.ID)
+		}
+		ids[c.ID], names[c.Name] = true, true
+		if !valid.MatchString(c.ID) || len(c.ID) > 24 {
+			t.Errorf("check ID %q: want lowercase words joined by dashes, at most 24 characters", c.ID)
+		}
+		if len(c.Name) > 52 {
+			t.Errorf("check name %q is longer than the report's column (52)", c.Name)
+		}
+		if c.Decides == "" || c.run == nil {
+			t.Errorf("check %s: no description or no run", c.ID)
+		}
+	}
+}
