@@ -9,17 +9,26 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/conformance"
+	"github.com/nrikit/nrikit/conformance/cri/fakecri"
 	"github.com/nrikit/nrikit/internal/testing/testscale"
 )
+
+// fakeImage is the fake runtime's image.
+const fakeImage = "localhost/fake:1"
+
+// startFake starts a fake runtime on nrikit with faults f.
+func startFake(t *testing.T, f fakecri.Faults) *fakecri.Runtime {
+	return fakecri.Start(t, fakecri.Config{RequestTimeout: fakeTimeout(), Images: []string{fakeImage}, Faults: f})
+}
 
 // fakeTimeout is the fake runtime's NRI request timeout: long enough to
 // hold hooks on a loaded machine.
 func fakeTimeout() time.Duration { return min(testscale.D(3*time.Second), 8*time.Second) }
 
 // runChecks runs the checks matching only ("" for all) against r.
-func runChecks(t *testing.T, r *fakeCRI, only string) *conformance.Report {
+func runChecks(t *testing.T, r *fakecri.Runtime, only string) *conformance.Report {
 	t.Helper()
-	cfg := Config{NRISocket: r.nriSocket, CRISocket: r.criSocket, Image: fakeImage, Command: []string{"sleep", "3600"},
+	cfg := Config{NRISocket: r.NRISocket, CRISocket: r.CRISocket, Image: fakeImage, Command: []string{"sleep", "3600"},
 		CheckTimeout: testscale.D(time.Minute)}
 	if only != "" {
 		cfg.Run = regexp.MustCompile(only)
@@ -53,7 +62,7 @@ var wantSkipped = map[string]bool{
 // runtime library: all pass but those the fake runtime cannot take, and
 // the run leaves nothing behind.
 func TestNrikitRuntimePasses(t *testing.T) {
-	r := startFakeCRI(t, fakeTimeout(), faults{})
+	r := startFake(t, fakecri.Faults{})
 	rep := runChecks(t, r, "")
 	text := reportText(t, rep)
 	t.Logf("report:\n%s", text)
@@ -70,10 +79,8 @@ func TestNrikitRuntimePasses(t *testing.T) {
 			t.Errorf("%s skipped: %s", res.Name, res.Reason)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.pods) > 0 || len(r.ctrs) > 0 {
-		t.Errorf("left %d pods and %d containers", len(r.pods), len(r.ctrs))
+	if pods, ctrs := r.Objects(); pods > 0 || ctrs > 0 {
+		t.Errorf("left %d pods and %d containers", pods, ctrs)
 	}
 }
 
@@ -82,21 +89,21 @@ func TestNrikitRuntimePasses(t *testing.T) {
 func TestChecksCatchRuntimeBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		faults faults
+		faults fakecri.Faults
 		check  string
 		reason string
 	}{
-		{"pod READY while RunPodSandbox held", faults{readyWhileRunning: true}, CheckRunHeldHidden, "SANDBOX_READY while RunPodSandbox is held"},
-		{"container listed while CreateContainer held", faults{listWhileCreating: true}, CheckCreateHeldHidden, "while its CreateContainer is held"},
-		{"failed pod kept (containerd#13609)", faults{keepFailedPod: true}, CheckRunFailure, "the failed pod is still listed"},
-		{"container in a stopped pod (containerd#13599)", faults{createInStoppedPod: true}, CheckCreateStoppedPod, "in the stopped pod succeeded"},
-		{"empty container name (cri-o#10011)", faults{emptyContainerName: true}, CheckContainerEvents, `container name ""`},
-		{"evictions ignored", faults{ignoreEvictions: true}, CheckEvictUnsolicited, "still CONTAINER_RUNNING"},
-		{"answers' updates ignored", faults{ignoreUpdateAnswers: true}, CheckUpdateFromStop, "memory limit is 0"},
-		{"StopPodSandbox before the containers stop", faults{runningDuringStop: true}, CheckStopPodHeldState, "want CONTAINER_EXITED"},
+		{"pod READY while RunPodSandbox held", fakecri.Faults{ReadyWhileRunning: true}, CheckRunHeldHidden, "SANDBOX_READY while RunPodSandbox is held"},
+		{"container listed while CreateContainer held", fakecri.Faults{ListWhileCreating: true}, CheckCreateHeldHidden, "while its CreateContainer is held"},
+		{"failed pod kept (containerd#13609)", fakecri.Faults{KeepFailedPod: true}, CheckRunFailure, "the failed pod is still listed"},
+		{"container in a stopped pod (containerd#13599)", fakecri.Faults{CreateInStoppedPod: true}, CheckCreateStoppedPod, "in the stopped pod succeeded"},
+		{"empty container name (cri-o#10011)", fakecri.Faults{EmptyContainerName: true}, CheckContainerEvents, `container name ""`},
+		{"evictions ignored", fakecri.Faults{IgnoreEvictions: true}, CheckEvictUnsolicited, "still CONTAINER_RUNNING"},
+		{"answers' updates ignored", fakecri.Faults{IgnoreUpdateAnswers: true}, CheckUpdateFromStop, "memory limit is 0"},
+		{"StopPodSandbox before the containers stop", fakecri.Faults{RunningDuringStop: true}, CheckStopPodHeldState, "want CONTAINER_EXITED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := startFakeCRI(t, fakeTimeout(), tc.faults)
+			r := startFake(t, tc.faults)
 			rep := runChecks(t, r, "^"+regexp.QuoteMeta(checkID(t, tc.check))+"$")
 			res, ok := rep.Result(tc.check)
 			if !ok {

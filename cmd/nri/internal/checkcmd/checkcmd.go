@@ -232,10 +232,7 @@ pods alone. Checks needing what the node or image lacks are reported SKIP with t
 
 Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 		Example: "  nri check runtime --socket /var/run/nri/nri.sock\n" +
-			"  nri check runtime --socket /var/run/nri/nri.sock --cri-socket /run/containerd/containerd.sock \\\n" +
-			"    --image registry.k8s.io/pause:3.10 --output json --junit nri-check.xml\n" +
-			"  nri check runtime --socket /var/run/nri/nri.sock --cri-socket /var/run/crio/crio.sock \\\n" +
-			"    --image docker.io/library/busybox:1.37 --command sleep,3600 --pod-network",
+			"  nri check runtime --socket /var/run/nri/nri.sock --cri-socket /run/containerd/containerd.sock --image registry.k8s.io/pause:3.10 --output json --junit nri-check.xml",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

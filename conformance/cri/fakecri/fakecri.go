@@ -1,4 +1,10 @@
-package cri
+// Package fakecri is a CRI runtime in memory with nrikit's runtime library
+// for NRI, for the tests of `nri check runtime --cri-socket`
+// (conformance/cri): it keeps pods and containers with their OCI specs,
+// calls the NRI events where containerd and CRI-O do and applies the
+// plugins' answers with the ocispec package. Faults give it the bugs of
+// real runtimes that the checks are made to find.
+package fakecri
 
 import (
 	"context"
@@ -10,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,30 +31,46 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// faults are the bugs of real runtimes the fake CRI runtime can have, so
-// that each check is shown to fail on the bug it is for.
-type faults struct {
-	readyWhileRunning   bool // lists a pod READY while its RunPodSandbox is held
-	keepFailedPod       bool // keeps a pod whose RunPodSandbox failed (containerd#13609)
-	createInStoppedPod  bool // creates containers in stopped pods (containerd#13599)
-	emptyContainerName  bool // sends containers without their name (cri-o#10011)
-	listWhileCreating   bool // lists a container while its CreateContainer is held
-	ignoreEvictions     bool // does not stop evicted containers
-	ignoreUpdateAnswers bool // ignores the updates of plugins' answers
-	runningDuringStop   bool // calls StopPodSandbox before stopping the containers
+// Faults are bugs of real runtimes the fake runtime can have, so that
+// each check of `nri check runtime --cri-socket` is shown to fail on the
+// bug it is for.
+type Faults struct {
+	ReadyWhileRunning   bool // lists a pod READY while its RunPodSandbox is held
+	KeepFailedPod       bool // keeps a pod whose RunPodSandbox failed (containerd#13609)
+	CreateInStoppedPod  bool // creates containers in stopped pods (containerd#13599)
+	EmptyContainerName  bool // sends containers without their name (cri-o#10011)
+	ListWhileCreating   bool // lists a container while its CreateContainer is held
+	IgnoreEvictions     bool // does not stop evicted containers
+	IgnoreUpdateAnswers bool // ignores the updates of plugins' answers
+	RunningDuringStop   bool // calls StopPodSandbox before stopping the containers
 }
 
-// fakeCRI is a CRI runtime in memory, with nrikit's runtime library for
+// Config says how Start makes the fake runtime.
+type Config struct {
+	// RequestTimeout is the NRI request timeout (the runtime library's
+	// default if zero).
+	RequestTimeout time.Duration
+	// Images are the images in the runtime's store.
+	Images []string
+	// Faults are the bugs the runtime has.
+	Faults Faults
+}
+
+// Runtime is a CRI runtime in memory, with nrikit's runtime library for
 // NRI: what `nri check runtime --cri-socket` sees of a runtime on nrikit.
-// Containers do not run; a few files of their "inside" are simulated from
-// their spec for ExecSync's cat.
-type fakeCRI struct {
+// Containers do not run; hooks do (createRuntime hooks run on the host at
+// StartContainer), and a few files of a container's inside are rendered
+// from its spec for ExecSync `cat FILE`.
+type Runtime struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer
 
-	nriSocket, criSocket string
-	nri                  *adaptation.Adaptation
-	faults               faults
+	// NRISocket and CRISocket are where the runtime listens.
+	NRISocket, CRISocket string
+
+	nri    *adaptation.Adaptation
+	faults Faults
+	images []string
 
 	mu   sync.Mutex
 	pods map[string]*fakePod
@@ -70,20 +93,22 @@ type fakeCtr struct {
 	pid       uint32
 }
 
-// startFakeCRI starts the fake runtime with NRI request timeout timeout.
-func startFakeCRI(t *testing.T, timeout time.Duration, f faults) *fakeCRI {
+// Start starts the fake runtime in a new directory; t's cleanup stops it.
+func Start(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "nri-cri-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	r := &fakeCRI{nriSocket: filepath.Join(dir, "nri.sock"), criSocket: filepath.Join(dir, "cri.sock"), faults: f,
-		pods: map[string]*fakePod{}, ctrs: map[string]*fakeCtr{}}
-	r.nri, err = adaptation.New("fakecri", "v0", r.list, r.update,
-		adaptation.WithSocketPath(r.nriSocket), adaptation.WithPluginDir(filepath.Join(dir, "plugins")),
-		adaptation.WithConfigDir(filepath.Join(dir, "conf")), adaptation.WithRequestTimeout(timeout),
-		adaptation.WithLogger(slog.New(slog.DiscardHandler)))
+	r := &Runtime{NRISocket: filepath.Join(dir, "nri.sock"), CRISocket: filepath.Join(dir, "cri.sock"), faults: cfg.Faults,
+		images: cfg.Images, pods: map[string]*fakePod{}, ctrs: map[string]*fakeCtr{}}
+	opts := []adaptation.Option{adaptation.WithSocketPath(r.NRISocket), adaptation.WithPluginDir(filepath.Join(dir, "plugins")),
+		adaptation.WithConfigDir(filepath.Join(dir, "conf")), adaptation.WithLogger(slog.New(slog.DiscardHandler))}
+	if cfg.RequestTimeout > 0 {
+		opts = append(opts, adaptation.WithRequestTimeout(cfg.RequestTimeout))
+	}
+	r.nri, err = adaptation.New("fakecri", "v0", r.list, r.update, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +116,7 @@ func startFakeCRI(t *testing.T, timeout time.Duration, f faults) *fakeCRI {
 	if err := r.nri.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("unix", r.criSocket)
+	l, err := net.Listen("unix", r.CRISocket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +134,35 @@ func startFakeCRI(t *testing.T, timeout time.Duration, f faults) *fakeCRI {
 	return r
 }
 
-// fakeImage is the only image the fake runtime has.
-const fakeImage = "localhost/fake:1"
+// Objects returns how many pods and containers the runtime has.
+func (r *Runtime) Objects() (pods, containers int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pods), len(r.ctrs)
+}
+
+// hasImage reports whether the image is in the runtime's store.
+func (r *Runtime) hasImage(image string) bool { return slices.Contains(r.images, image) }
+
+// missingLabels returns the keys of want that got lacks or has with
+// another value.
+func missingLabels(got, want map[string]string) []string {
+	var bad []string
+	for k, v := range want {
+		if got[k] != v {
+			bad = append(bad, k)
+		}
+	}
+	return bad
+}
+
+// resourcesOf returns the spec's Linux resources, never nil.
+func resourcesOf(s *rspec.Spec) *rspec.LinuxResources {
+	if s.Linux == nil || s.Linux.Resources == nil {
+		return &rspec.LinuxResources{}
+	}
+	return s.Linux.Resources
+}
 
 func newID() string {
 	b := make([]byte, 16)
@@ -120,7 +172,7 @@ func newID() string {
 
 // list is the adaptation's ListFunc: every pod and container whose
 // creation event was called.
-func (r *fakeCRI) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+func (r *Runtime) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var pods []*api.PodSandbox
@@ -135,7 +187,7 @@ func (r *fakeCRI) list(context.Context) ([]*api.PodSandbox, []*api.Container, er
 }
 
 // update is the adaptation's UpdateFunc.
-func (r *fakeCRI) update(_ context.Context, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
+func (r *Runtime) update(_ context.Context, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.applyLocked(updates, evictions), nil
@@ -143,9 +195,9 @@ func (r *fakeCRI) update(_ context.Context, updates []*api.ContainerUpdate, evic
 
 // applyLocked applies updates and evictions and returns the updates it
 // could not apply.
-func (r *fakeCRI) applyLocked(updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) []*api.ContainerUpdate {
+func (r *Runtime) applyLocked(updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) []*api.ContainerUpdate {
 	var failed []*api.ContainerUpdate
-	if r.faults.ignoreUpdateAnswers {
+	if r.faults.IgnoreUpdateAnswers {
 		updates = nil
 	}
 	for _, u := range updates {
@@ -154,7 +206,7 @@ func (r *fakeCRI) applyLocked(updates []*api.ContainerUpdate, evictions []*api.C
 			failed = append(failed, u)
 		}
 	}
-	if !r.faults.ignoreEvictions {
+	if !r.faults.IgnoreEvictions {
 		for _, e := range evictions {
 			if c, ok := r.ctrs[e.GetContainerId()]; ok {
 				c.state = runtimeapi.ContainerState_CONTAINER_EXITED
@@ -164,16 +216,16 @@ func (r *fakeCRI) applyLocked(updates []*api.ContainerUpdate, evictions []*api.C
 	return failed
 }
 
-func (r *fakeCRI) nriPod(p *fakePod) *api.PodSandbox {
+func (r *Runtime) nriPod(p *fakePod) *api.PodSandbox {
 	md := p.cfg.GetMetadata()
 	return &api.PodSandbox{Id: p.id, Name: md.GetName(), Uid: md.GetUid(), Namespace: md.GetNamespace(),
 		Labels: maps.Clone(p.cfg.GetLabels()), Annotations: maps.Clone(p.cfg.GetAnnotations()),
 		Linux: &api.LinuxPodSandbox{CgroupsPath: "/fake/" + p.id}}
 }
 
-func (r *fakeCRI) nriCtr(c *fakeCtr) *api.Container {
+func (r *Runtime) nriCtr(c *fakeCtr) *api.Container {
 	name := c.cfg.GetMetadata().GetName()
-	if r.faults.emptyContainerName {
+	if r.faults.EmptyContainerName {
 		name = ""
 	}
 	state := map[runtimeapi.ContainerState]api.ContainerState{
@@ -187,39 +239,39 @@ func (r *fakeCRI) nriCtr(c *fakeCtr) *api.Container {
 	return ctr
 }
 
-func (r *fakeCRI) pod(id string) (*fakePod, error) {
+func (r *Runtime) pod(id string) (*fakePod, error) {
 	p, ok := r.pods[id]
-	if !ok || (!p.created && !r.faults.readyWhileRunning) {
+	if !ok || (!p.created && !r.faults.ReadyWhileRunning) {
 		return nil, status.Errorf(codes.NotFound, "pod %q not found", id)
 	}
 	return p, nil
 }
 
-func (r *fakeCRI) ctr(id string) (*fakeCtr, error) {
+func (r *Runtime) ctr(id string) (*fakeCtr, error) {
 	c, ok := r.ctrs[id]
-	if !ok || (!c.created && !r.faults.listWhileCreating) {
+	if !ok || (!c.created && !r.faults.ListWhileCreating) {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", id)
 	}
 	return c, nil
 }
 
 // Version names the fake runtime.
-func (r *fakeCRI) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
 	return &runtimeapi.VersionResponse{RuntimeName: "fakecri", RuntimeVersion: "v0", RuntimeApiVersion: "v1"}, nil
 }
 
-// ImageStatus knows fakeImage only.
-func (r *fakeCRI) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
-	if req.GetImage().GetImage() != fakeImage {
+// ImageStatus knows the images of the Config.
+func (r *Runtime) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	if !r.hasImage(req.GetImage().GetImage()) {
 		return &runtimeapi.ImageStatusResponse{}, nil
 	}
-	return &runtimeapi.ImageStatusResponse{Image: &runtimeapi.Image{Id: "sha256:fake", RepoTags: []string{fakeImage}}}, nil
+	return &runtimeapi.ImageStatusResponse{Image: &runtimeapi.Image{Id: "sha256:fake", RepoTags: []string{req.GetImage().GetImage()}}}, nil
 }
 
 // RunPodSandbox adds the pod, then calls NRI.
-func (r *fakeCRI) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
 	p := &fakePod{id: newID(), cfg: req.GetConfig(), state: runtimeapi.PodSandboxState_SANDBOX_NOTREADY}
-	if r.faults.readyWhileRunning {
+	if r.faults.ReadyWhileRunning {
 		p.state = runtimeapi.PodSandboxState_SANDBOX_READY
 	}
 	r.mu.Lock()
@@ -228,13 +280,13 @@ func (r *fakeCRI) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	r.mu.Unlock()
 	if err := r.nri.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: nriPod}); err != nil {
 		r.mu.Lock()
-		if r.faults.keepFailedPod {
+		if r.faults.KeepFailedPod {
 			p.created, p.state = true, runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 		} else {
 			delete(r.pods, p.id)
 		}
 		r.mu.Unlock()
-		if !r.faults.keepFailedPod {
+		if !r.faults.KeepFailedPod {
 			_ = r.nri.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: nriPod})
 		}
 		return nil, fmt.Errorf("NRI RunPodSandbox failed: %w", err)
@@ -246,7 +298,7 @@ func (r *fakeCRI) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 }
 
 // StopPodSandbox stops the pod's containers, then tells NRI.
-func (r *fakeCRI) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
+func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	r.mu.Lock()
 	p, err := r.pod(req.GetPodSandboxId())
 	if err != nil {
@@ -262,7 +314,7 @@ func (r *fakeCRI) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 	p.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	nriPod := r.nriPod(p)
 	r.mu.Unlock()
-	if r.faults.runningDuringStop {
+	if r.faults.RunningDuringStop {
 		_ = r.nri.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: nriPod})
 	}
 	for _, c := range running {
@@ -270,14 +322,14 @@ func (r *fakeCRI) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 			return nil, err
 		}
 	}
-	if !r.faults.runningDuringStop {
+	if !r.faults.RunningDuringStop {
 		_ = r.nri.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: nriPod})
 	}
 	return &runtimeapi.StopPodSandboxResponse{}, nil
 }
 
 // RemovePodSandbox removes the pod's containers and the pod.
-func (r *fakeCRI) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
+func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	r.mu.Lock()
 	p, ok := r.pods[req.GetPodSandboxId()]
 	var ids []string
@@ -304,7 +356,7 @@ func (r *fakeCRI) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 }
 
 // PodSandboxStatus reports a pod whose RunPodSandbox returned.
-func (r *fakeCRI) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, err := r.pod(req.GetPodSandboxId())
@@ -316,12 +368,12 @@ func (r *fakeCRI) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandbox
 }
 
 // ListPodSandbox lists the pods whose RunPodSandbox returned.
-func (r *fakeCRI) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var items []*runtimeapi.PodSandbox
 	for _, p := range r.pods {
-		if _, err := r.pod(p.id); err != nil || len(subset(p.cfg.GetLabels(), req.GetFilter().GetLabelSelector())) > 0 {
+		if _, err := r.pod(p.id); err != nil || len(missingLabels(p.cfg.GetLabels(), req.GetFilter().GetLabelSelector())) > 0 {
 			continue
 		}
 		items = append(items, &runtimeapi.PodSandbox{Id: p.id, Metadata: p.cfg.GetMetadata(), State: p.state, Labels: p.cfg.GetLabels()})

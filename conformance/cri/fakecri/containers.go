@@ -1,4 +1,4 @@
-package cri
+package fakecri
 
 import (
 	"context"
@@ -19,18 +19,18 @@ import (
 
 // CreateContainer builds the container's spec, adds it, calls NRI and
 // applies the answer.
-func (r *fakeCRI) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
 	cfg := req.GetConfig()
 	r.mu.Lock()
 	p, err := r.pod(req.GetPodSandboxId())
-	if err == nil && p.state != runtimeapi.PodSandboxState_SANDBOX_READY && !r.faults.createInStoppedPod {
+	if err == nil && p.state != runtimeapi.PodSandboxState_SANDBOX_READY && !r.faults.CreateInStoppedPod {
 		err = status.Errorf(codes.FailedPrecondition, "pod %q is not ready", p.id)
 	}
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
-	if cfg.GetImage().GetImage() != fakeImage {
+	if !r.hasImage(cfg.GetImage().GetImage()) {
 		r.mu.Unlock()
 		return nil, status.Errorf(codes.NotFound, "image %q not found", cfg.GetImage().GetImage())
 	}
@@ -71,7 +71,7 @@ func (r *fakeCRI) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 }
 
 // event returns the pod and container of an NRI request about c.
-func (r *fakeCRI) event(c *fakeCtr) (*api.PodSandbox, *api.Container) {
+func (r *Runtime) event(c *fakeCtr) (*api.PodSandbox, *api.Container) {
 	var pod *api.PodSandbox
 	if p, ok := r.pods[c.podID]; ok {
 		pod = r.nriPod(p)
@@ -80,7 +80,7 @@ func (r *fakeCRI) event(c *fakeCtr) (*api.PodSandbox, *api.Container) {
 }
 
 // StartContainer runs the container's createRuntime hooks and "starts" it.
-func (r *fakeCRI) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
 	r.mu.Lock()
 	c, err := r.ctr(req.GetContainerId())
 	if err != nil {
@@ -112,7 +112,7 @@ func (r *fakeCRI) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 }
 
 // StopContainer "stops" the container and applies the plugins' updates.
-func (r *fakeCRI) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	r.mu.Lock()
 	c, err := r.ctr(req.GetContainerId())
 	if err != nil || c.state == runtimeapi.ContainerState_CONTAINER_EXITED {
@@ -132,7 +132,7 @@ func (r *fakeCRI) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 }
 
 // RemoveContainer removes the container.
-func (r *fakeCRI) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	r.mu.Lock()
 	c, ok := r.ctrs[req.GetContainerId()]
 	r.mu.Unlock()
@@ -152,7 +152,7 @@ func (r *fakeCRI) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 
 // ContainerStatus reports the container with its spec, as containerd's
 // verbose status does.
-func (r *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.ctr(req.GetContainerId())
@@ -170,13 +170,13 @@ func (r *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 }
 
 // ListContainers lists the containers whose CreateContainer returned.
-func (r *fakeCRI) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*runtimeapi.Container
 	f := req.GetFilter()
 	for _, c := range r.ctrs {
-		if _, err := r.ctr(c.id); err != nil || (f.GetPodSandboxId() != "" && c.podID != f.GetPodSandboxId()) || len(subset(c.cfg.GetLabels(), f.GetLabelSelector())) > 0 {
+		if _, err := r.ctr(c.id); err != nil || (f.GetPodSandboxId() != "" && c.podID != f.GetPodSandboxId()) || len(missingLabels(c.cfg.GetLabels(), f.GetLabelSelector())) > 0 {
 			continue
 		}
 		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.podID, Metadata: c.cfg.GetMetadata(), State: c.state})
@@ -185,7 +185,7 @@ func (r *fakeCRI) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 }
 
 // UpdateContainerResources asks NRI, then applies the plugins' version.
-func (r *fakeCRI) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	r.mu.Lock()
 	c, err := r.ctr(req.GetContainerId())
 	if err != nil {
@@ -223,7 +223,7 @@ func (r *fakeCRI) UpdateContainerResources(ctx context.Context, req *runtimeapi.
 }
 
 // UpdatePodSandboxResources tells NRI.
-func (r *fakeCRI) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+func (r *Runtime) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
 	r.mu.Lock()
 	p, err := r.pod(req.GetPodSandboxId())
 	if err != nil {
@@ -241,7 +241,7 @@ func (r *fakeCRI) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi
 }
 
 // ExecSync simulates `cat FILE` for the files the checks read.
-func (r *fakeCRI) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+func (r *Runtime) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.ctr(req.GetContainerId())
@@ -260,7 +260,7 @@ func (r *fakeCRI) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest) (
 
 // fakeFile renders what a file inside a container would hold.
 func fakeFile(s *rspec.Spec, path string) (string, bool) {
-	res := resources(s)
+	res := resourcesOf(s)
 	switch path {
 	case "/proc/1/environ":
 		return strings.Join(s.Process.Env, "\x00") + "\x00", true
