@@ -84,6 +84,12 @@ func fail(format string, args ...any) verdict {
 	return verdict{verdictFail, fmt.Sprintf(format, args...)}
 }
 
+// info is an informational verdict: what the runtime did, never a
+// failure.
+func info(format string, args ...any) verdict {
+	return verdict{verdictInfo, fmt.Sprintf(format, args...)}
+}
+
 func skip(format string, args ...any) verdict {
 	return verdict{verdictSkip, fmt.Sprintf(format, args...)}
 }

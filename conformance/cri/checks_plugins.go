@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,18 +45,24 @@ var pluginChecks = []Check{
 func pluginTimeout(r *run) verdict {
 	timeout := r.timeout
 	slack := max(5*time.Second, timeout)
-	mute, err := r.plugin(pluginSpec{Idx: "10", Name: "mute", Events: []api.Event{api.Event_CREATE_CONTAINER}, Handle: func(ctx context.Context, _ *event) (*answer, error) {
+	// The plugin never answers: not even when the runtime's deadline for
+	// the request passes (an error answer then would race the runtime's
+	// own timeout), only once its connection is gone or the check ends.
+	gone := make(chan struct{})
+	mute, err := r.plugin(pluginSpec{Idx: "10", Name: "mute", Events: []api.Event{api.Event_CREATE_CONTAINER}, Handle: func(context.Context, *event) (*answer, error) {
 		t := time.NewTimer(timeout + slack)
 		defer t.Stop()
 		select {
-		case <-ctx.Done():
+		case <-gone:
+		case <-r.ctx.Done():
 		case <-t.C:
 		}
-		return nil, ctx.Err()
+		return nil, errors.New("nri-check: too late")
 	}})
 	if err != nil {
 		return fail("%v", err)
 	}
+	go func() { <-mute.closed(); close(gone) }()
 	later, err := r.plugin(pluginSpec{Idx: "90", Name: "later", Events: []api.Event{api.Event_CREATE_CONTAINER}})
 	if err != nil {
 		return fail("%v", err)

@@ -12,8 +12,9 @@ import (
 
 // Names of the Synchronize checks.
 const (
-	CheckSyncLate = "late plugin synchronized with pods and containers"
-	CheckSyncLost = "no container lost around Synchronize"
+	CheckSyncLate    = "late plugin synchronized with pods and containers"
+	CheckSyncLost    = "no container lost around Synchronize"
+	CheckSyncTimeout = "Synchronize held past the request timeout"
 )
 
 var syncChecks = []Check{
@@ -27,6 +28,13 @@ var syncChecks = []Check{
 		Decides: "a container created before a plugin's Synchronize is in it; one whose CreateContainer is issued " +
 			"while the plugin holds Synchronize (up to the hold budget) reaches it in Synchronize or as " +
 			"CreateContainer; one created after reaches it as CreateContainer (containerd#13698, cri-o#10090)",
+	},
+	{
+		ID: "sync-timeout", Name: CheckSyncTimeout, Serial: true, run: syncTimeout,
+		Decides: "informational, never fails: a plugin answers Synchronize only a second after the request timeout " +
+			"while a container is created; the report says what the runtime did with the plugin and whether the " +
+			"container reached it (what a test that holds Synchronize as long as the timeout, as cri-tools' test of " +
+			"containerd#13698 does, sees)",
 	},
 }
 
@@ -162,4 +170,68 @@ func signedRound(d time.Duration) string {
 		s = "+" + s
 	}
 	return s
+}
+
+func syncTimeout(r *run) verdict {
+	podID, pod, err := r.newPod()
+	if err != nil {
+		return fail("%v", err)
+	}
+	inSync := make(chan time.Time, 1)
+	spec := pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}, OnSync: func(context.Context, []*api.PodSandbox, []*api.Container) {
+		inSync <- time.Now()
+		// Past the runtime's deadline: the request's context is ignored.
+		t := time.NewTimer(r.timeout + time.Second)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+		}
+	}}
+	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
+	p, err := r.dialPlugin(spec, full)
+	if err != nil {
+		return fail("%v", err)
+	}
+	registered := background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
+	var syncAt time.Time
+	select {
+	case syncAt = <-inSync:
+	case res := <-registered:
+		return fail("the plugin registered without its Synchronize being held: %v", res.err)
+	case <-r.ctx.Done():
+		return fail("no Synchronize: %v", r.ctx.Err())
+	}
+	created := background(func() (string, error) { return r.newContainer(podID, pod, nil) })
+	reg, err := r.await(registered)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ctr, err := r.await(created)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var what []string
+	if ctr.err != nil {
+		what = append(what, fmt.Sprintf("the container created meanwhile failed after %s: %v", ctr.at.Sub(syncAt).Round(time.Millisecond), ctr.err))
+	}
+	t := time.NewTimer(eventWait)
+	select {
+	case <-p.closed():
+		what = append(what, fmt.Sprintf("the runtime dropped the plugin (closed its connection %s after Synchronize began)", time.Since(syncAt).Round(100*time.Millisecond)))
+	case <-t.C:
+		what = append(what, "the runtime kept the plugin")
+	}
+	t.Stop()
+	if reg.err != nil {
+		what = append(what, "its registration: "+reg.err.Error())
+	}
+	if ctr.err == nil {
+		if _, err := r.waitKind(p, api.Event_CREATE_CONTAINER, "", ctr.id); err != nil && p.synchronized().container(ctr.id) == nil {
+			what = append(what, "the container created meanwhile never reached it")
+		} else {
+			what = append(what, "the container created meanwhile reached it")
+		}
+	}
+	return info("%s", strings.Join(what, "; "))
 }

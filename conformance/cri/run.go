@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,6 +108,8 @@ const registerTimeout = 20 * time.Second
 // podConfig returns the configuration of a new pod of the check.
 func (r *run) podConfig() *runtimeapi.PodSandboxConfig {
 	name := r.name("pod")
+	// The runtime writes the containers' logs there; some expect it.
+	_ = os.MkdirAll(filepath.Join(r.logDir, name), 0o755)
 	network := runtimeapi.NamespaceMode_NODE
 	if r.cfg.PodNetwork {
 		network = runtimeapi.NamespaceMode_POD
