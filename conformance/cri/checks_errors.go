@@ -198,11 +198,7 @@ func teardownErrors(r *run) verdict {
 	if err != nil {
 		return fail("%v", err)
 	}
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	ctrID, err := r.newContainer(podID, pod, nil)
+	podID, _, ctrID, err := r.podWithContainer()
 	if err != nil {
 		return fail("%v", err)
 	}

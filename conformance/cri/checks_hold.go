@@ -44,18 +44,39 @@ var holdChecks = []Check{
 	},
 }
 
-func runHeldHidden(r *run) verdict {
+// heldRun is a RunPodSandbox the check's plugin holds.
+type heldRun struct {
+	h   *hold
+	cfg *runtimeapi.PodSandboxConfig
+	ev  *event            // the held event
+	ran <-chan callResult // the CRI call's outcome
+}
+
+// holdRunPod runs a new pod in the background and waits until the
+// check's plugin holds its RunPodSandbox; the caller releases it (h.done).
+func (r *run) holdRunPod() (*heldRun, error) {
 	h := newHold(api.Event_RUN_POD_SANDBOX, r.holdFor())
 	if _, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_RUN_POD_SANDBOX}, Handle: h.handle}); err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
-	defer h.done()
 	cfg := r.podConfig()
 	ran := background(func() (string, error) { return r.runPod(r.ctx, cfg) })
 	ev, err := h.wait(r)
 	if err != nil {
+		h.done()
+		return nil, err
+	}
+	r.adopt(ev.Pod.GetId(), "")
+	return &heldRun{h: h, cfg: cfg, ev: ev, ran: ran}, nil
+}
+
+func runHeldHidden(r *run) verdict {
+	held, err := r.holdRunPod()
+	if err != nil {
 		return fail("%v", err)
 	}
+	h, cfg, ev, ran := held.h, held.cfg, held.ev, held.ran
+	defer h.done()
 	podID := ev.Pod.GetId()
 	var f findings
 	ctx, cancel := h.during(r, ev)
@@ -105,19 +126,13 @@ func runHeldHidden(r *run) verdict {
 }
 
 func runHeldCreate(r *run) verdict {
-	h := newHold(api.Event_RUN_POD_SANDBOX, r.holdFor())
-	if _, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_RUN_POD_SANDBOX}, Handle: h.handle}); err != nil {
-		return fail("%v", err)
-	}
-	defer h.done()
-	cfg := r.podConfig()
-	ran := background(func() (string, error) { return r.runPod(r.ctx, cfg) })
-	ev, err := h.wait(r)
+	held, err := r.holdRunPod()
 	if err != nil {
 		return fail("%v", err)
 	}
+	h, cfg, ev, ran := held.h, held.cfg, held.ev, held.ran
+	defer h.done()
 	podID := ev.Pod.GetId()
-	r.adopt(podID, "")
 	created := background(func() (string, error) { return r.createContainer(r.ctx, podID, cfg, r.containerConfig(cfg)) })
 	var early *callResult
 	t := time.NewTimer(time.Until(h.deadline(ev)))
@@ -221,11 +236,7 @@ func stopHeld(r *run, look func(h *hold, ev, run *event, podID, ctrID string, f 
 		return fail("%v", err)
 	}
 	defer h.done()
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	ctrID, err := r.newContainer(podID, pod, nil)
+	podID, _, ctrID, err := r.podWithContainer()
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -114,11 +114,7 @@ func indexOrder(r *run) verdict {
 		}
 		plugins = append(plugins, p)
 	}
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	ctrID, err := r.newContainer(podID, pod, nil)
+	podID, _, ctrID, err := r.podWithContainer()
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -53,11 +53,7 @@ func (s syncState) container(id string) *api.Container {
 }
 
 func syncLate(r *run) verdict {
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	ctrID, err := r.newContainer(podID, pod, nil)
+	podID, _, ctrID, err := r.podWithContainer()
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -79,20 +75,38 @@ func syncLate(r *run) verdict {
 	return f.verdict()
 }
 
-func syncLost(r *run) verdict {
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	before, err := r.newContainer(podID, pod, nil)
-	if err != nil {
-		return fail("%v", err)
-	}
+// lateSync connects a plugin subscribed to CreateContainer whose
+// Synchronize answer waits for hold, registers it in the background, and
+// returns once Synchronize has begun (at syncAt).
+func (r *run) lateSync(hold func(ctx context.Context)) (p *plugin, registered <-chan callResult, syncAt time.Time, err error) {
 	inSync := make(chan time.Time, 1)
-	release := make(chan struct{})
-	var released time.Time
 	spec := pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}, OnSync: func(ctx context.Context, _ []*api.PodSandbox, _ []*api.Container) {
 		inSync <- time.Now()
+		hold(ctx)
+	}}
+	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
+	if p, err = r.dialPlugin(spec, full); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	registered = background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
+	select {
+	case syncAt = <-inSync:
+		return p, registered, syncAt, nil
+	case res := <-registered:
+		return nil, nil, time.Time{}, fmt.Errorf("the plugin registered without its Synchronize being held: %v", res.err)
+	case <-r.ctx.Done():
+		return nil, nil, time.Time{}, fmt.Errorf("no Synchronize: %w", r.ctx.Err())
+	}
+}
+
+func syncLost(r *run) verdict {
+	podID, pod, before, err := r.podWithContainer()
+	if err != nil {
+		return fail("%v", err)
+	}
+	release := make(chan struct{})
+	var released time.Time
+	p, registered, syncAt, err := r.lateSync(func(ctx context.Context) {
 		t := time.NewTimer(r.holdFor())
 		defer t.Stop()
 		select {
@@ -101,20 +115,9 @@ func syncLost(r *run) verdict {
 		case <-ctx.Done():
 		}
 		released = time.Now()
-	}}
-	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
-	p, err := r.dialPlugin(spec, full)
+	})
 	if err != nil {
 		return fail("%v", err)
-	}
-	registered := background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
-	var syncAt time.Time
-	select {
-	case syncAt = <-inSync:
-	case res := <-registered:
-		return fail("the plugin registered without its Synchronize being held: %v", res.err)
-	case <-r.ctx.Done():
-		return fail("no Synchronize: %v", r.ctx.Err())
 	}
 	issued := time.Now()
 	during := background(func() (string, error) { return r.newContainer(podID, pod, nil) })
@@ -177,9 +180,7 @@ func syncTimeout(r *run) verdict {
 	if err != nil {
 		return fail("%v", err)
 	}
-	inSync := make(chan time.Time, 1)
-	spec := pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}, OnSync: func(context.Context, []*api.PodSandbox, []*api.Container) {
-		inSync <- time.Now()
+	p, registered, syncAt, err := r.lateSync(func(context.Context) {
 		// Past the runtime's deadline: the request's context is ignored.
 		t := time.NewTimer(r.timeout + time.Second)
 		defer t.Stop()
@@ -187,20 +188,9 @@ func syncTimeout(r *run) verdict {
 		case <-t.C:
 		case <-r.ctx.Done():
 		}
-	}}
-	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
-	p, err := r.dialPlugin(spec, full)
+	})
 	if err != nil {
 		return fail("%v", err)
-	}
-	registered := background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
-	var syncAt time.Time
-	select {
-	case syncAt = <-inSync:
-	case res := <-registered:
-		return fail("the plugin registered without its Synchronize being held: %v", res.err)
-	case <-r.ctx.Done():
-		return fail("no Synchronize: %v", r.ctx.Err())
 	}
 	created := background(func() (string, error) { return r.newContainer(podID, pod, nil) })
 	reg, err := r.await(registered)

@@ -43,12 +43,12 @@ var updateChecks = []Check{
 			"PostUpdatePodSandbox (skipped if the runtime does not implement the CRI call)",
 	},
 	{
-		ID: "update-create", Name: CheckUpdateFromCreate, run: updateFromCreate,
+		ID: "update-create", Name: CheckUpdateFromCreate, run: updateFromAnswer(api.Event_CREATE_CONTAINER),
 		Decides: fmt.Sprintf("the plugin's CreateContainer answer for a second container updates the first one's "+
 			"memory limit to %d, which its spec then shows", updOtherMemory),
 	},
 	{
-		ID: "update-stop", Name: CheckUpdateFromStop, run: updateFromStop,
+		ID: "update-stop", Name: CheckUpdateFromStop, run: updateFromAnswer(api.Event_STOP_CONTAINER),
 		Decides: fmt.Sprintf("the plugin's StopContainer answer for a second container updates the first one's "+
 			"memory limit to %d, which its spec then shows", updOtherMemory),
 	},
@@ -125,11 +125,7 @@ func updateFromCRI(r *run) verdict {
 	if err != nil {
 		return fail("%v", err)
 	}
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	id, err := r.newContainer(podID, pod, nil)
+	_, _, id, err := r.podWithContainer()
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -221,59 +217,55 @@ func (r *run) twoContainers(t *target) (first, second string, err error) {
 	return first, second, err
 }
 
-func updateFromCreate(r *run) verdict {
-	var t target
-	if _, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}, Handle: func(_ context.Context, ev *event) (*answer, error) {
-		return &answer{update: otherUpdate(&t, ev)}, nil
-	}}); err != nil {
-		return fail("%v", err)
+// updateFromAnswer returns the check of updates in the plugin's answer
+// to kind (CreateContainer or StopContainer) about a second container.
+func updateFromAnswer(kind api.Event) func(*run) verdict {
+	return func(r *run) verdict {
+		var t target
+		if _, err := r.plugin(pluginSpec{Events: []api.Event{kind}, Handle: func(_ context.Context, ev *event) (*answer, error) {
+			return &answer{update: otherUpdate(&t, ev)}, nil
+		}}); err != nil {
+			return fail("%v", err)
+		}
+		first, second, err := r.twoContainers(&t)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if kind == api.Event_STOP_CONTAINER {
+			if err := r.stopContainer(r.ctx, second); err != nil {
+				return fail("%v", err)
+			}
+		}
+		var f findings
+		r.wantMemory(&f, "the first container", first, updOtherMemory)
+		return f.verdict()
 	}
-	first, _, err := r.twoContainers(&t)
-	if err != nil {
-		return fail("%v", err)
-	}
-	var f findings
-	r.wantMemory(&f, "the first container", first, updOtherMemory)
-	return f.verdict()
 }
 
-func updateFromStop(r *run) verdict {
-	var t target
-	if _, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_STOP_CONTAINER}, Handle: func(_ context.Context, ev *event) (*answer, error) {
-		return &answer{update: otherUpdate(&t, ev)}, nil
-	}}); err != nil {
-		return fail("%v", err)
-	}
-	first, second, err := r.twoContainers(&t)
+// unsolicited runs a container, then has the check's plugin call
+// UpdateContainers with the request req makes for it.
+func (r *run) unsolicited(req func(id string) *api.UpdateContainersRequest) (id string, resp *api.UpdateContainersResponse, err error) {
+	p, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}})
 	if err != nil {
-		return fail("%v", err)
+		return "", nil, err
 	}
-	if err := r.stopContainer(r.ctx, second); err != nil {
-		return fail("%v", err)
+	if _, _, id, err = r.podWithContainer(); err != nil {
+		return "", nil, err
 	}
-	var f findings
-	r.wantMemory(&f, "the first container", first, updOtherMemory)
-	return f.verdict()
+	if resp, err = p.rt.UpdateContainers(r.ctx, req(id)); err != nil {
+		return "", nil, fmt.Errorf("UpdateContainers: %w", err)
+	}
+	return id, resp, nil
 }
 
 func updateUnsolicited(r *run) verdict {
-	p, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}})
+	id, resp, err := r.unsolicited(func(id string) *api.UpdateContainersRequest {
+		u := &api.ContainerUpdate{ContainerId: id}
+		u.SetLinuxMemoryLimit(updOtherMemory)
+		return &api.UpdateContainersRequest{Update: []*api.ContainerUpdate{u}}
+	})
 	if err != nil {
 		return fail("%v", err)
-	}
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	id, err := r.newContainer(podID, pod, nil)
-	if err != nil {
-		return fail("%v", err)
-	}
-	u := &api.ContainerUpdate{ContainerId: id}
-	u.SetLinuxMemoryLimit(updOtherMemory)
-	resp, err := p.rt.UpdateContainers(r.ctx, &api.UpdateContainersRequest{Update: []*api.ContainerUpdate{u}})
-	if err != nil {
-		return fail("UpdateContainers: %v", err)
 	}
 	var f findings
 	f.check(len(resp.GetFailed()) == 0, "UpdateContainers reports %d failed updates", len(resp.GetFailed()))
@@ -322,20 +314,11 @@ func evictFromCreate(r *run) verdict {
 }
 
 func evictUnsolicited(r *run) verdict {
-	p, err := r.plugin(pluginSpec{Events: []api.Event{api.Event_CREATE_CONTAINER}})
+	id, _, err := r.unsolicited(func(id string) *api.UpdateContainersRequest {
+		return &api.UpdateContainersRequest{Evict: []*api.ContainerEviction{{ContainerId: id, Reason: "nri-check: eviction"}}}
+	})
 	if err != nil {
 		return fail("%v", err)
-	}
-	podID, pod, err := r.newPod()
-	if err != nil {
-		return fail("%v", err)
-	}
-	id, err := r.newContainer(podID, pod, nil)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if _, err := p.rt.UpdateContainers(r.ctx, &api.UpdateContainersRequest{Evict: []*api.ContainerEviction{{ContainerId: id, Reason: "nri-check: eviction"}}}); err != nil {
-		return fail("UpdateContainers: %v", err)
 	}
 	var f findings
 	r.wantExited(&f, id)

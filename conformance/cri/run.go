@@ -193,6 +193,16 @@ func (r *run) newContainer(podID string, pod *runtimeapi.PodSandboxConfig, cfg *
 	return id, r.startContainer(id)
 }
 
+// podWithContainer runs a new pod of the check with a started default
+// container.
+func (r *run) podWithContainer() (podID string, pod *runtimeapi.PodSandboxConfig, ctrID string, err error) {
+	if podID, pod, err = r.newPod(); err != nil {
+		return "", nil, "", err
+	}
+	ctrID, err = r.newContainer(podID, pod, nil)
+	return podID, pod, ctrID, err
+}
+
 // adopt remembers a pod or container the check made, for the cleanup.
 func (r *run) adopt(podID, ctrID string) {
 	r.mu.Lock()

@@ -79,16 +79,27 @@ func (r *Runtime) event(c *fakeCtr) (*api.PodSandbox, *api.Container) {
 	return pod, r.nriCtr(c)
 }
 
-// StartContainer runs the container's createRuntime hooks and "starts" it.
-func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+// lookup returns the container id with its pod and itself as NRI
+// requests carry them.
+func (r *Runtime) lookup(id string) (*fakeCtr, *api.PodSandbox, *api.Container, error) {
 	r.mu.Lock()
-	c, err := r.ctr(req.GetContainerId())
+	defer r.mu.Unlock()
+	c, err := r.ctr(id)
 	if err != nil {
-		r.mu.Unlock()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pod, ctr := r.event(c)
+	return c, pod, ctr, nil
+}
+
+// StartContainer runs the container's createRuntime hooks and "starts" it.
+func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	c, pod, ctr, err := r.lookup(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
 	var hooks []rspec.Hook
+	r.mu.Lock()
 	if c.spec.Hooks != nil {
 		hooks = c.spec.Hooks.CreateRuntime
 	}
@@ -186,14 +197,10 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 
 // UpdateContainerResources asks NRI, then applies the plugins' version.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
-	r.mu.Lock()
-	c, err := r.ctr(req.GetContainerId())
+	c, pod, ctr, err := r.lookup(req.GetContainerId())
 	if err != nil {
-		r.mu.Unlock()
 		return nil, err
 	}
-	pod, ctr := r.event(c)
-	r.mu.Unlock()
 	res := &api.LinuxResources{Memory: &api.LinuxMemory{}, Cpu: &api.LinuxCPU{}}
 	if v := req.GetLinux().GetMemoryLimitInBytes(); v != 0 {
 		res.Memory.Limit = &api.OptionalInt64{Value: v}
