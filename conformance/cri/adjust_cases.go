@@ -29,6 +29,7 @@ const (
 	adjMountPoint = "/nri-check-mnt"
 	adjDevicePath = "/dev/nri-check-null"
 	adjSysctl     = "kernel.shm_rmid_forced"
+	adjArg        = "nri-check-arg"
 	adjSeccompOff = "kexec_load"
 )
 
@@ -57,7 +58,7 @@ var adjustCases = []adjustCase{
 		},
 		spec:  func(_ *run, s *rspec.Spec) error { return envHas(s.Process.Env) },
 		files: []string{"/proc/1/environ"},
-		inside: func(_, out string) error {
+		inside: func(_ *run, _, out string) error {
 			return envHas(strings.Split(out, "\x00"))
 		},
 	},
@@ -76,30 +77,32 @@ var adjustCases = []adjustCase{
 		files: []string{"/proc/1/mountinfo"}, inside: containsText(" " + adjMountPoint + " "),
 	},
 	{
-		field: "args", decides: "changes the command's last argument, a number N, to N+1 (skipped for a command " +
-			"not ending in a number)",
-		adjust: func(_ *run, ev *event, a *api.ContainerAdjustment) string {
-			args := ev.Ctr.GetArgs()
+		field: "args", decides: "changes the command line: its last argument, if a number N (sleep N), to N+1, else " +
+			"appends the argument " + adjArg,
+		adjust: func(r *run, ev *event, a *api.ContainerAdjustment) string {
+			args := slices.Clone(ev.Ctr.GetArgs())
 			if len(args) == 0 {
-				return "the container's command is unknown to the plugin"
+				return "the runtime sends no command line to change"
 			}
-			n, err := strconv.Atoi(args[len(args)-1])
-			if err != nil {
-				return fmt.Sprintf("the command %q does not end in a number (give --command sleep 3600)", args)
+			if n, err := strconv.Atoi(args[len(args)-1]); err == nil {
+				args[len(args)-1] = strconv.Itoa(n + 1)
+			} else {
+				args = append(args, adjArg)
 			}
-			a.SetArgs(append(slices.Clone(args[:len(args)-1]), strconv.Itoa(n+1)))
+			r.setNote(args[len(args)-1])
+			a.SetArgs(args)
 			return ""
 		},
-		spec: func(_ *run, s *rspec.Spec) error {
-			if len(s.Process.Args) == 0 || !strings.HasSuffix(s.Process.Args[len(s.Process.Args)-1], "1") {
-				return fmt.Errorf("process.args %q do not end in the changed number", s.Process.Args)
+		spec: func(r *run, s *rspec.Spec) error {
+			if n := len(s.Process.Args); n == 0 || s.Process.Args[n-1] != r.note() {
+				return fmt.Errorf("process.args %q do not end in %q", s.Process.Args, r.note())
 			}
 			return nil
 		},
 		files: []string{"/proc/1/cmdline"},
-		inside: func(_, out string) error {
-			if !strings.HasSuffix(strings.TrimRight(out, "\x00"), "1") {
-				return fmt.Errorf("the command line %q does not end in the changed number", clip(out, 100))
+		inside: func(r *run, _, out string) error {
+			if args := strings.Split(strings.TrimRight(out, "\x00"), "\x00"); args[len(args)-1] != r.note() {
+				return fmt.Errorf("the command line %q does not end in %q", clip(out, 100), r.note())
 			}
 			return nil
 		},
@@ -117,7 +120,7 @@ var adjustCases = []adjustCase{
 			return nil
 		},
 		files: []string{"/proc/1/limits"},
-		inside: func(_, out string) error {
+		inside: func(_ *run, _, out string) error {
 			for _, l := range strings.Split(out, "\n") {
 				if f := strings.Fields(strings.TrimPrefix(l, "Max open files")); strings.HasPrefix(l, "Max open files") && len(f) >= 2 {
 					return fieldIs("Max open files", f[0]+"/"+f[1], fmt.Sprintf("%d/%d", adjNofileSoft, adjNofileHard))
@@ -138,8 +141,10 @@ var adjustCases = []adjustCase{
 			}
 			return nil
 		},
-		files:  []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"},
-		inside: func(_, out string) error { return fieldIs("the limit", firstLine(out), strconv.Itoa(adjMemory)) },
+		files: []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"},
+		inside: func(_ *run, _, out string) error {
+			return fieldIs("the limit", firstLine(out), strconv.Itoa(adjMemory))
+		},
 	},
 	{
 		field: "cpu quota", decides: fmt.Sprintf("sets the CPU quota and period to %d/%d", adjCPUQuota, adjCPUPeriod),
@@ -155,7 +160,7 @@ var adjustCases = []adjustCase{
 			return nil
 		},
 		files: []string{"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"},
-		inside: func(file, out string) error {
+		inside: func(_ *run, file, out string) error {
 			if strings.HasSuffix(file, "cpu.max") {
 				return fieldIs("cpu.max", firstLine(out), fmt.Sprintf("%d %d", adjCPUQuota, adjCPUPeriod))
 			}
@@ -190,7 +195,7 @@ var adjustCases = []adjustCase{
 			return nil
 		},
 		files:  []string{"/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"},
-		inside: func(_, out string) error { return fieldIs("pids.max", firstLine(out), strconv.Itoa(adjPids)) },
+		inside: func(_ *run, _, out string) error { return fieldIs("pids.max", firstLine(out), strconv.Itoa(adjPids)) },
 	},
 	{
 		field: "unified", decides: "sets the cgroup v2 value " + adjUnifiedKey + "=" + adjUnified + " (skipped on a node without cgroup v2)",
@@ -208,7 +213,7 @@ var adjustCases = []adjustCase{
 			return fieldIs("linux.resources.unified["+adjUnifiedKey+"]", resources(s).Unified[adjUnifiedKey], adjUnified)
 		},
 		files:  []string{"/sys/fs/cgroup/" + adjUnifiedKey},
-		inside: func(_, out string) error { return fieldIs(adjUnifiedKey, firstLine(out), adjUnified) },
+		inside: func(_ *run, _, out string) error { return fieldIs(adjUnifiedKey, firstLine(out), adjUnified) },
 	},
 	{
 		field: "oom_score_adj", decides: fmt.Sprintf("sets oom_score_adj to %d", adjOOMScore),
@@ -223,8 +228,10 @@ var adjustCases = []adjustCase{
 			}
 			return nil
 		},
-		files:  []string{"/proc/1/oom_score_adj"},
-		inside: func(_, out string) error { return fieldIs("oom_score_adj", firstLine(out), strconv.Itoa(adjOOMScore)) },
+		files: []string{"/proc/1/oom_score_adj"},
+		inside: func(_ *run, _, out string) error {
+			return fieldIs("oom_score_adj", firstLine(out), strconv.Itoa(adjOOMScore))
+		},
 	},
 	{
 		field: "devices", decides: "adds the character device 1:3 (null) at " + adjDevicePath,
@@ -240,7 +247,7 @@ var adjustCases = []adjustCase{
 		},
 		// Reading the device succeeds (empty) only if it exists and the
 		// device cgroup allows it.
-		files: []string{adjDevicePath}, inside: func(_, out string) error { return fieldIs("what it reads", out, "") },
+		files: []string{adjDevicePath}, inside: func(_ *run, _, out string) error { return fieldIs("what it reads", out, "") },
 	},
 	{
 		field: "hooks", decides: "adds a createRuntime hook, /bin/sh on the node writing a file the checker then finds",
@@ -281,7 +288,7 @@ var adjustCases = []adjustCase{
 			return fieldIs("linux.sysctl["+adjSysctl+"]", s.Linux.Sysctl[adjSysctl], "1")
 		},
 		files:  []string{"/proc/sys/" + strings.ReplaceAll(adjSysctl, ".", "/")},
-		inside: func(_, out string) error { return fieldIs(adjSysctl, firstLine(out), "1") },
+		inside: func(_ *run, _, out string) error { return fieldIs(adjSysctl, firstLine(out), "1") },
 	},
 	{
 		field: "seccomp policy", decides: "sets a seccomp policy allowing all but " + adjSeccompOff,
@@ -435,8 +442,8 @@ func resources(s *rspec.Spec) *rspec.LinuxResources {
 }
 
 // containsText judges a file that must hold want.
-func containsText(want string) func(string, string) error {
-	return func(_, out string) error {
+func containsText(want string) func(*run, string, string) error {
+	return func(_ *run, _, out string) error {
 		if !strings.Contains(out, want) {
 			return fmt.Errorf("no %q", want)
 		}
@@ -445,8 +452,8 @@ func containsText(want string) func(string, string) error {
 }
 
 // statusField judges /proc/PID/status's field key.
-func statusField(key, want string) func(string, string) error {
-	return func(_, out string) error {
+func statusField(key, want string) func(*run, string, string) error {
+	return func(_ *run, _, out string) error {
 		for _, l := range strings.Split(out, "\n") {
 			if k, v, ok := strings.Cut(l, ":"); ok && k == key {
 				return fieldIs(key, strings.TrimSpace(v), want)

@@ -30,7 +30,7 @@ type adjustCase struct {
 	// files are where the adjustment shows inside the container (the first
 	// one `cat` can read); inside judges what it read.
 	files  []string
-	inside func(file, out string) error
+	inside func(r *run, file, out string) error
 	// compare, if set, judges the spec against that of a container the
 	// plugin did not adjust (in the same pod).
 	compare func(base, got *rspec.Spec) (string, error)
@@ -143,8 +143,8 @@ func (c adjustCase) run(r *run) verdict {
 		switch {
 		case err != nil:
 			f.saw("not looked at inside: %v", err)
-		case c.inside(file, out) != nil:
-			f.problem("inside, %s: %v", file, c.inside(file, out))
+		case c.inside(r, file, out) != nil:
+			f.problem("inside, %s: %v", file, c.inside(r, file, out))
 		default:
 			f.saw("inside (%s)", file)
 		}

@@ -149,3 +149,29 @@ func TestChecksTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeCrash: a runtime that stops answering during a check (CRI-O
+// on NRI v0.11.0 panics on a sysctl adjustment) fails that check saying
+// so, and the checks after it are skipped with the reason instead of
+// failing one by one.
+func TestRuntimeCrash(t *testing.T) {
+	r := startFake(t, fakecri.Faults{CrashOnSysctl: true})
+	cfg := Config{NRISocket: r.NRISocket, CRISocket: r.CRISocket, Image: fakeImage, Parallel: 1,
+		Run: regexp.MustCompile(`^adjust-(sysctl|seccomp-policy)$`), CheckTimeout: testscale.D(time.Minute)}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, rep)
+	sysctl, _ := rep.Result("adjusted sysctl reaches the container")
+	seccomp, _ := rep.Result("adjusted seccomp policy reaches the container")
+	sweep, _ := rep.Result(CheckLeftovers)
+	if sysctl.Passed || !strings.Contains(sysctl.Reason, "stopped answering CRI during this check") {
+		t.Errorf("the check that crashed the runtime: %+v\n%s", sysctl, text)
+	}
+	for _, res := range []conformance.Result{seccomp, sweep} {
+		if !res.Skipped || !strings.Contains(res.Reason, "stopped answering CRI during adjust-sysctl") {
+			t.Errorf("a check after the crash: %+v\n%s", res, text)
+		}
+	}
+}

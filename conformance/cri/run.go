@@ -39,7 +39,8 @@ type run struct {
 	ctrs    []string        // created, in order
 	podIDs  map[string]bool // the check's pods, also those only NRI told of
 	plugins []*plugin
-	n       int // names handed out
+	n       int    // names handed out
+	noted   string // what an adjustment set, for the check to look for
 }
 
 func newRun(ctx context.Context, e *env, c *Check) *run {
@@ -60,6 +61,11 @@ func (r *run) owns(pod *api.PodSandbox, ctr *api.Container) bool {
 	}
 	return ctr != nil && r.podIDs[ctr.GetPodSandboxId()]
 }
+
+// setNote and note keep a value a handler chose for the check to look
+// for later.
+func (r *run) setNote(v string) { r.mu.Lock(); r.noted = v; r.mu.Unlock() }
+func (r *run) note() string     { r.mu.Lock(); defer r.mu.Unlock(); return r.noted }
 
 // name returns a new name for an object of the check.
 func (r *run) name(kind string) string {

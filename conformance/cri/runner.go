@@ -39,6 +39,8 @@ type Config struct {
 	CDIDevice string
 	// Run, if set, runs only the checks whose ID or name it matches.
 	Run *regexp.Regexp
+	// Skip, if set, leaves out the checks whose ID or name it matches.
+	Skip *regexp.Regexp
 	// Parallel is how many checks not marked Serial run at once (default
 	// DefaultParallel).
 	Parallel int
@@ -73,6 +75,9 @@ type env struct {
 	logDir  string
 	conf    *api.ConfigureRequest
 	timeout time.Duration // the runtime's plugin request timeout
+
+	mu   sync.Mutex
+	down string // the check during which the runtime stopped answering
 }
 
 // holdFor is how long a check may hold a hook.
@@ -117,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		return nil, err
 	}
 
-	checks := selected(cfg.Run)
+	checks := selected(cfg.Run, cfg.Skip)
 	results := make([]conformance.Result, len(checks))
 	var serial, parallel []int
 	for i, c := range checks {
@@ -147,13 +152,13 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	return report, nil
 }
 
-// selected returns the checks whose ID or name re matches (all if nil).
-func selected(re *regexp.Regexp) []Check {
-	all := Checks()
-	if re == nil {
-		return all
-	}
-	return slices.DeleteFunc(all, func(c Check) bool { return !re.MatchString(c.ID) && !re.MatchString(c.Name) })
+// selected returns the checks whose ID or name run matches (all if nil)
+// and skip does not.
+func selected(run, skip *regexp.Regexp) []Check {
+	matches := func(re *regexp.Regexp, c Check) bool { return re.MatchString(c.ID) || re.MatchString(c.Name) }
+	return slices.DeleteFunc(Checks(), func(c Check) bool {
+		return (run != nil && !matches(run, c)) || (skip != nil && matches(skip, c))
+	})
 }
 
 // configure registers a plugin once to learn the runtime's Configure: its
@@ -180,11 +185,16 @@ func (e *env) runCheck(ctx context.Context, c *Check) conformance.Result {
 	res := conformance.Result{Name: c.Name}
 	v := e.unmet(c)
 	if v == nil {
+		v = e.stopped()
+	}
+	if v == nil {
 		cctx, cancel := context.WithTimeout(ctx, e.cfg.CheckTimeout)
 		r := newRun(cctx, e, c)
 		got := r.guarded()
 		cancel()
-		if err := r.cleanup(); err != nil {
+		if got.kind == verdictFail && e.gone(c) {
+			got.reason = "the runtime stopped answering CRI during this check or one run beside it (did it crash?): " + got.reason
+		} else if err := r.cleanup(); err != nil {
 			got.kind = verdictFail
 			got.reason += "; cleanup: " + err.Error()
 		}
@@ -202,6 +212,37 @@ func (e *env) runCheck(ctx context.Context, c *Check) conformance.Result {
 	}
 	return res
 }
+
+// gone reports whether the runtime no longer answers CRI, and if so
+// records that it stopped during c: the checks after it are skipped.
+func (e *env) gone(c *Check) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	if _, err := e.cri.version(ctx); err == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down == "" {
+		e.down = c.ID
+	}
+	return true
+}
+
+// stopped returns a SKIP verdict once the runtime has stopped answering.
+func (e *env) stopped() *verdict {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down == "" {
+		return nil
+	}
+	v := skip("the runtime stopped answering CRI during %s or a check run beside it", e.down)
+	return &v
+}
+
+// pingTimeout bounds the CRI call that tells whether the runtime still
+// answers.
+const pingTimeout = 5 * time.Second
 
 // guarded runs the check, turning a panic into a failure.
 func (r *run) guarded() (v verdict) {
@@ -251,6 +292,10 @@ func (e *env) sweep() conformance.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	res := conformance.Result{Name: CheckLeftovers}
+	if v := e.stopped(); v != nil {
+		res.Passed, res.Skipped, res.Reason = true, true, v.reason
+		return res
+	}
 	pods, err := e.cri.listPods(ctx, map[string]string{runLabel: e.nonce})
 	if err == nil && len(pods) == 0 {
 		res.Passed, res.Reason, res.Duration = true, "no pod of the run is listed", time.Since(start)

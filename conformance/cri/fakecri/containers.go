@@ -49,6 +49,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	nreq := &api.CreateContainerRequest{Pod: r.nriPod(p), Container: r.nriCtr(c)}
 	r.mu.Unlock()
 	resp, err := r.nri.CreateContainer(ctx, nreq)
+	if err == nil && r.faults.CrashOnSysctl && len(resp.GetAdjust().GetLinux().GetSysctl()) > 0 {
+		r.crashed.Store(true)
+		return nil, status.Error(codes.Unavailable, "connection reset: the runtime crashed")
+	}
 	if err == nil {
 		r.mu.Lock()
 		err = ocispec.Apply(spec, resp.GetAdjust())

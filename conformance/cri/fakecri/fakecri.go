@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ type Faults struct {
 	IgnoreEvictions     bool // does not stop evicted containers
 	IgnoreUpdateAnswers bool // ignores the updates of plugins' answers
 	RunningDuringStop   bool // calls StopPodSandbox before stopping the containers
+	CrashOnSysctl       bool // stops serving CRI when a plugin adjusts a sysctl (CRI-O on NRI v0.11.0)
 }
 
 // Config says how Start makes the fake runtime.
@@ -68,9 +70,11 @@ type Runtime struct {
 	// NRISocket and CRISocket are where the runtime listens.
 	NRISocket, CRISocket string
 
-	nri    *adaptation.Adaptation
-	faults Faults
-	images []string
+	nri     *adaptation.Adaptation
+	srv     *grpc.Server
+	crashed atomic.Bool // CrashOnSysctl happened: CRI answers Unavailable
+	faults  Faults
+	images  []string
 
 	mu   sync.Mutex
 	pods map[string]*fakePod
@@ -120,13 +124,18 @@ func Start(t testing.TB, cfg Config) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(srv, r)
-	runtimeapi.RegisterImageServiceServer(srv, r)
+	r.srv = grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if r.crashed.Load() {
+			return nil, status.Error(codes.Unavailable, "connection reset: the runtime crashed")
+		}
+		return h(ctx, req)
+	}))
+	runtimeapi.RegisterRuntimeServiceServer(r.srv, r)
+	runtimeapi.RegisterImageServiceServer(r.srv, r)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(l) }()
+	go func() { defer close(done); _ = r.srv.Serve(l) }()
 	t.Cleanup(func() {
-		srv.Stop()
+		r.srv.Stop()
 		<-done
 		_ = r.nri.Stop(context.Background())
 		cancel()

@@ -17,6 +17,7 @@ import (
 type criFlags struct {
 	cfg   cri.Config
 	only  string
+	skip  string
 	junit string
 }
 
@@ -27,6 +28,7 @@ func (c *criFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&c.cfg.PodNetwork, "pod-network", false, "with --cri-socket: give the checker's pods their own network namespace (the runtime needs a CNI network)")
 	f.StringVar(&c.cfg.CDIDevice, "cdi-device", "", "with --cri-socket: a CDI device the runtime can inject (vendor.com/class=name), for the CDI adjustment check")
 	f.StringVar(&c.only, "run", "", "with --cri-socket: run only the CRI checks whose ID or name matches this regular expression")
+	f.StringVar(&c.skip, "skip", "", "with --cri-socket: leave out the CRI checks whose ID or name matches this regular expression")
 	f.IntVar(&c.cfg.Parallel, "parallel", cri.DefaultParallel, "with --cri-socket: how many CRI checks run at once (those that hold a hook run alone)")
 	f.DurationVar(&c.cfg.CheckTimeout, "check-timeout", cri.DefaultCheckTimeout, "with --cri-socket: bound for each CRI check")
 	f.StringVar(&c.junit, "junit", "", "also write the report as JUnit XML to this file")
@@ -35,17 +37,24 @@ func (c *criFlags) register(f *pflag.FlagSet) {
 // validate checks the flags' combination and compiles --run.
 func (c *criFlags) validate() error {
 	switch {
-	case c.cfg.CRISocket == "" && (c.cfg.Image != "" || c.only != "" || c.cfg.PodNetwork || c.cfg.CDIDevice != "" || len(c.cfg.Command) > 0):
-		return errors.New("--image, --command, --pod-network, --cdi-device and --run need --cri-socket")
+	case c.cfg.CRISocket == "" && (c.cfg.Image != "" || c.only != "" || c.skip != "" || c.cfg.PodNetwork || c.cfg.CDIDevice != "" || len(c.cfg.Command) > 0):
+		return errors.New("--image, --command, --pod-network, --cdi-device, --run and --skip need --cri-socket")
 	case c.cfg.CRISocket != "" && c.cfg.Image == "":
 		return errors.New("--cri-socket needs --image: a local image for the checker's containers")
 	}
-	if c.only != "" {
-		re, err := regexp.Compile(c.only)
-		if err != nil {
-			return fmt.Errorf("--run: %w", err)
+	for _, f := range []struct {
+		name string
+		expr string
+		re   **regexp.Regexp
+	}{{"--run", c.only, &c.cfg.Run}, {"--skip", c.skip, &c.cfg.Skip}} {
+		if f.expr == "" {
+			continue
 		}
-		c.cfg.Run = re
+		re, err := regexp.Compile(f.expr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.re = re
 	}
 	return nil
 }
