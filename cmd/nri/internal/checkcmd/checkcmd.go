@@ -265,7 +265,7 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 	f.StringVar(&cfg.Name, "name", conformance.DefaultRuntimeCheckName, "IDX-NAME the checker registers as")
 	f.DurationVar(&cfg.Timeout, "timeout", conformance.DefaultRuntimeCheckTimeout, "bound for each step")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
-	crf.register(f)
+	crf.register(cmd)
 	return cmd
 }
 

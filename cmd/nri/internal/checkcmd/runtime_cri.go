@@ -9,7 +9,7 @@ import (
 
 	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/conformance/cri"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // criFlags are the flags of `check runtime` for the checks through CRI
@@ -21,7 +21,8 @@ type criFlags struct {
 	junit string
 }
 
-func (c *criFlags) register(f *pflag.FlagSet) {
+func (c *criFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
 	f.StringVar(&c.cfg.CRISocket, "cri-socket", "", "the same runtime's CRI socket: also check the NRI contract through CRI (needs --image)")
 	f.StringVar(&c.cfg.Image, "image", "", "with --cri-socket: a local image for the checker's containers (never pulled); its command must keep running")
 	f.StringSliceVar(&c.cfg.Command, "command", nil, "with --cri-socket: the containers' command instead of the image's, comma-separated (e.g. sleep,3600)")
