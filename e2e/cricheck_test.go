@@ -181,7 +181,13 @@ func TestCheckRuntimeCRI(t *testing.T) {
 				rep.Results = append(rep.Results, res)
 			}
 		}
-		if !r.Running() {
+		// The daemon may take a moment to die after its panic.
+		if harness.Eventually(r.ctx, 10*time.Second, func() error {
+			if r.Running() {
+				return errors.New("still running")
+			}
+			return nil
+		}) == nil {
 			evidence(t, "%s: the check %s crashed the runtime; log tail:\n%s", criBuild(), id, r.LogTail(25))
 			if err := r.Restart(r.ctx); err != nil {
 				t.Fatal(err)
