@@ -9,24 +9,46 @@ TOOLS     := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/s
 
 all: build
 
+## Prerequisites: each target checks what it needs before it starts, so that a missing prerequisite fails at
+## once, naming it and how to get it (tools/require.sh: go, node, root, and the packages the end-to-end suites
+## install with apt-get), not minutes into a build. Targets whose own prerequisites would run first list their
+## require-* first; the others get them here.
+REQUIRE_GO := build check-format check-tidy vet test-unit test-nowasm test-interop fuzz tools bench bench-interop \
+	bench-compare images pin-images test-images test-manifests check-platforms test-compat helm
+$(REQUIRE_GO): require-go
+js-deps: require-node
+test-cluster: require-go require-root require-cluster
+REQUIRES := require-go require-node require-root require-e2e require-crio require-cluster
+.PHONY: $(REQUIRES)
+$(REQUIRES): require-%:
+	@MAKE_TARGET='$(or $(MAKECMDGOALS),all)' sh $(CURDIR)/tools/require.sh $*
+
 build:
 	$(GO) build ./...
 
 ## test: everything CI checks: formatting, vet, lint, generated code, race tests, fuzz smoke, interop,
 ## and the end-to-end suite against a real containerd and a real CRI-O (needs root: CI runs as root).
-test: check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e test-e2e-crio test-cluster
+test: require-go require-node require-root require-e2e require-crio require-cluster check-format check-tidy vet lint check-generated test-unit test-nowasm test-js fuzz test-interop test-images test-manifests check-platforms test-compat test-e2e test-e2e-crio test-cluster
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## check-tidy: go.mod and go.sum of the main module and of e2e/ are what `go mod tidy` makes them.
+## check-tidy: go.mod and go.sum of the main module, of e2e/, of the test modules and of interop/legacyplugin
+## (both of its go.mod files, NRI v0.11.0 and v0.10.0) are what `go mod tidy` makes them.
 check-tidy:
 	$(GO) mod tidy -diff
 	cd e2e && $(GO) mod tidy -diff
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go mod tidy -diff"; (cd $$m && $(GO) mod tidy -diff); done
+	cd interop/legacyplugin && $(GO) mod tidy -diff && $(GO) mod tidy -diff -modfile=go.v0.10.0.mod
+
+# TEST_MODULES are modules of tests that need requirements nrikit's go.mod must not carry: a runtime or
+# plugin that adopts nrikit inherits that go.mod's requirements (tests/tracing: OpenTelemetry's SDK).
+TEST_MODULES := tests/tracing
 
 vet:
 	$(GO) vet ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go vet ./..."; (cd $$m && $(GO) vet ./...); done
 
 ## test-unit: the Go tests of the main module, without npm: the tests that run the JavaScript plugin are
 ## left to test-js.
@@ -36,6 +58,7 @@ JS_GO_TESTS := ^(TestServeJavaScriptPlugin|TestJSPlugin[A-Za-z]*)$$
 UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -44,7 +67,7 @@ test-nowasm:
 
 ## test-js: the JavaScript plugin's own unit tests (node's test runner), then the Go tests that run it
 ## (required to run: NRIKIT_REQUIRE_JS makes them fail instead of skip if node or its packages are missing).
-test-js: js-deps
+test-js: require-node js-deps
 	cd plugins/js-env && node --test test/
 	NRIKIT_REQUIRE_JS=1 $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -run '$(JS_GO_TESTS)' ./cmd/nri ./conformance
 
@@ -58,7 +81,7 @@ js-deps:
 ## on containerd as released (upstream's NRI), then on containerd built with compat/nri (nrikit's runtime library
 ## inside, NRIKIT_E2E_RUNTIME=nrikit), where the nrikit-only scenarios (e2e/nrikit_test.go) run too.
 E2E_TIMEOUT ?= 30m
-test-e2e: js-deps
+test-e2e: require-go require-root require-e2e js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 	cd e2e && GO=$(GO) NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 
@@ -74,13 +97,20 @@ CLUSTER_TIMEOUT ?= 60m
 test-cluster:
 	cd e2e && $(GO) vet ./cluster && GO=$(GO) $(GO) test -count=1 -v -timeout=$(CLUSTER_TIMEOUT) ./cluster
 
+## helm: build the helm command that e2e/go.mod pins (helm.sh/helm/v3, the version the cluster test runs) into
+## ~/.cache/nrikit/helm-VERSION, unless it is there, and print its path: the route to the helm of
+## deploy/README.md's Helm section. The first build takes minutes (7 on 2 busy cores) and about 1 GB.
+.PHONY: helm
+helm:
+	@cd e2e && GO=$(GO) GOWORK=off $(GO) run ./cmd/ensure-helm
+
 ## test-e2e-crio: the same suite against a real CRI-O v1.36.3 (NRIKIT_E2E_CRI=crio; see docs/crio.md), twice: on
 ## CRI-O as released (upstream's NRI v0.11.0), then on CRI-O built with compat/criobuild (nrikit's runtime library
 ## inside). Both runs also run CRI-O's own NRI suite, test/nri (TestCrioNRISuite). The first run builds CRI-O, its
 ## copyimg, pinns and test/nri into ~/.cache/nrikit/e2e/crio-v1.36.3 (kept; ~12 min cold on 2 cores) and installs conmon, runc,
 ## libseccomp-dev, busybox-static and containernetworking-plugins with apt-get if missing; the build on nrikit is
 ## brought up to date in ~/.cache/nrikit/e2e/crio-v1.36.3-nrikit at every run.
-test-e2e-crio: js-deps
+test-e2e-crio: require-go require-root require-crio js-deps
 	cd e2e && $(GO) vet ./... && GO=$(GO) NRIKIT_E2E_CRI=crio $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 	cd e2e && GO=$(GO) NRIKIT_E2E_CRI=crio NRIKIT_E2E_RUNTIME=nrikit $(GO) test -count=1 -v -timeout=$(E2E_TIMEOUT) .
 
@@ -122,7 +152,9 @@ test-images:
 	cd deploy/images && $(GO) mod tidy -diff && CGO_ENABLED=0 $(GO) vet -trimpath ./... && CGO_ENABLED=0 $(GO) test -trimpath -count=1 ./...
 
 ## check-platforms: the main module and the compatibility module compat/nri (see docs/embedding.md) build for
-## windows and darwin, as containerd builds its NRI code there; compat/nri is tidy and vetted on linux.
+## windows and darwin, as containerd builds its NRI code there; compat/nri's packages that upstream's builds for
+## wasip1 (a WASM plugin's) build there too; compat/nri is tidy and vetted on linux.
+COMPAT_WASIP1_PKGS := . ./pkg/api ./pkg/log ./pkg/net ./pkg/plugin ./pkg/version ./pkg/runtime-tools/generate ./pkg/adaptation/builtin ./plugins/default-validator/... ./types/v1
 .PHONY: check-platforms
 check-platforms:
 	@set -e; for os in windows darwin; do \
@@ -130,6 +162,7 @@ check-platforms:
 	  GOOS=$$os $(GO) build ./...; \
 	  (cd compat/nri && GOOS=$$os GOWORK=off $(GO) build ./...); \
 	done
+	cd compat/nri && GOOS=wasip1 GOARCH=wasm GOWORK=off $(GO) build $(COMPAT_WASIP1_PKGS)
 	cd compat/nri && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./...
 
 ## test-compat: compat/nri's own tests, and containerd v2.4.2 built on it (compat/containerdbuild, see
@@ -140,13 +173,17 @@ check-platforms:
 CONTAINERD_NRI_TESTS := github.com/containerd/containerd/v2/internal/nri/... github.com/containerd/containerd/v2/internal/cri/nri/...
 CRIO_NRI_PKGS := github.com/cri-o/cri-o/internal/nri/... github.com/cri-o/cri-o/internal/config/nri github.com/cri-o/cri-o/server github.com/cri-o/cri-o/test/nri
 CRIO_TAGS_NO_SECCOMP := containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion
+# containerd for windows and darwin is built and linked through the go command's cache of executables: `go run
+# -exec true` links it into that cache (keyed by every input of the link) and hands it to true instead of running
+# it, so that it is linked again only when something it is built from changed (go build -o /dev/null linked both
+# at every run).
 .PHONY: test-compat
 test-compat:
 	cd compat/nri && GOWORK=off $(GO) test -race -count=1 ./...
 	cd compat/containerdbuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) test -race -count=1 $(CONTAINERD_NRI_TESTS)
 	@set -e; cd compat/containerdbuild; for os in windows darwin; do \
 	  echo "GOOS=$$os go build containerd (on compat/nri)"; \
-	  GOOS=$$os GOWORK=off $(GO) build -o /dev/null github.com/containerd/containerd/v2/cmd/containerd; \
+	  GOOS=$$os GOWORK=off $(GO) run -exec true github.com/containerd/containerd/v2/cmd/containerd; \
 	done
 	cd compat/criobuild && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build -tags '$(CRIO_TAGS_NO_SECCOMP)' $(CRIO_NRI_PKGS)
 
@@ -157,27 +194,34 @@ test-compat:
 test-manifests:
 	cd deploy/manifests && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 
-lint: $(BIN)/staticcheck
+lint: require-go $(BIN)/staticcheck
 	$(BIN)/staticcheck ./...
+	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && staticcheck ./..."; (cd $$m && $(BIN)/staticcheck ./...); done
 
 tools: $(TOOLS)
 
+# A tool of tools/go.mod, copied from the go command's cache of executables: `go tool -n NAME` builds it if
+# needed and prints where it is, keyed by the go command itself (the tool's version and dependencies, the go
+# version), so that a fresh clone copies the tools instead of linking them again.
 $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
-	$(GO) build $(TOOLS_MOD) -o $@ $$($(GO) list $(TOOLS_MOD) -f '{{.ImportPath}}' tool | grep '/$*$$')
+	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
 ## generate: regenerate protobuf and ttrpc code from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
-generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
+generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go
+	cd compat/nri && GOWORK=off $(GO) generate ./pkg/api ./pkg/adaptation
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
+COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
+
 check-generated: generate
-	@git diff --exit-code -- api/ || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/)" || (echo "untracked generated files in api/"; exit 1)
+	@git diff --exit-code -- api/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
@@ -207,7 +251,7 @@ clean:
 ## upstream-descriptor: rebuild api/testdata/upstream-v0.12.5.binpb, the compiled schema of
 ## containerd/nri v0.12.5 (from the Go module cache) that api's wire-identity test compares against.
 UPSTREAM_NRI := github.com/containerd/nri@v0.12.5
-upstream-descriptor: $(BIN)/buf
+upstream-descriptor: require-go $(BIN)/buf
 	@set -e; dir=$$($(GO) mod download -json $(UPSTREAM_NRI) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	tmp=$$(mktemp -d); mkdir -p $$tmp/pkg/api; cp $$dir/pkg/api/api.proto $$tmp/pkg/api/; \
 	printf 'version: v2\n' > $$tmp/buf.yaml; \

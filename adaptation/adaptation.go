@@ -90,6 +90,9 @@ type Adaptation struct {
 	pol      atomic.Pointer[policy.Policy]
 	reloadMu sync.Mutex
 	polFile  policyFile
+	// objects is the where index (whereindex.go); nil unless a reload
+	// changed a plugin's where.
+	objects atomic.Pointer[whereIndex]
 }
 
 // New creates an Adaptation for the runtime runtimeName/runtimeVersion.

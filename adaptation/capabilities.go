@@ -57,7 +57,12 @@ func (a *Adaptation) appliedCapabilities() policy.Capabilities {
 // toldCapabilities is what the runtime honours for p: what it applies,
 // within p's grant.
 func (p *plugin) toldCapabilities() policy.Capabilities {
-	return p.a.appliedCapabilities().Intersect(p.currentGrant().Capabilities())
+	g := p.currentGrant()
+	if g.Action() == policy.ActionAudit {
+		// Nothing is refused: the plugin may do what the runtime applies.
+		return p.a.appliedCapabilities()
+	}
+	return p.a.appliedCapabilities().Intersect(g.Capabilities())
 }
 
 // capabilitySet is the wire form of caps.

@@ -197,7 +197,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			res.release(i + 1)
 			return ctx.Err()
 		}
-		use, err := accept(p, r, s, hooks.required, o)
+		use, err := accept(ctx, p, r, s, hooks.required, o)
 		if err == nil && use {
 			err = fold(p, o.rsp)
 		}
@@ -293,7 +293,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		if use == nil {
 			continue
 		}
-		ok, err := accept(p, r, s, nil, o)
+		ok, err := accept(ctx, p, r, s, nil, o)
 		if err == nil && ok {
 			err = use(p, o.rsp)
 		}
@@ -425,10 +425,12 @@ func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[
 // with the others (checkAnswer), and a failure, the plugin's or the
 // check's, is judged (judge). s is what the event is about, need the
 // plugins it requires by name. use reports whether the answer is to be
-// used; a non-nil err fails the event.
-func accept[Req, Rsp proto.Message](p *plugin, r *rpc[Req, Rsp], s subject, need *requiredSet, o outcome[Rsp]) (use bool, err error) {
+// used; a non-nil err fails the event. An answer the check refuses is
+// told to the RefusalObserver with ctx, the event call's.
+func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, need *requiredSet, o outcome[Rsp]) (use bool, err error) {
 	if o.err == nil {
 		o.err = p.checkAnswer(r.event, s, o.rsp)
+		refused(ctx, p, r.event, o.err)
 	}
 	if err := judge(p, r, need, o.err); err != nil {
 		return false, err

@@ -286,15 +286,16 @@
 //
 // A [MetricsRecorder] ([WithMetricsRecorder]) is told of every request to
 // a plugin and of the number of plugins; one that implements
-// [RequestRecorder] and [DeniedRecorder] is told, per plugin, what
-// package adaptation/runtimemetrics counts in Prometheus: per plugin and
-// request, the counters [MetricRequests], [MetricErrors],
+// [RequestRecorder], [DeniedRecorder] and [AuditedRecorder] is told, per
+// plugin, what package adaptation/runtimemetrics counts in Prometheus:
+// per plugin and request, the counters [MetricRequests], [MetricErrors],
 // [MetricTimeouts], [MetricFiltered] and [MetricOptedOut], the histogram
-// [MetricRequestSeconds], the gauge [MetricPlugins], and per plugin and
-// field the changes its grant refused, [MetricDenied]. A plugin that is
-// gone is forgotten (unless another plugin of the same name is
-// registered), so plugins coming and going do not grow the series. That
-// package is apart so that a runtime that does not ask for Prometheus
-// metrics does not link its client (its package initialisation alone made
-// an idle runtime process 1.8 MiB heavier).
+// [MetricRequestSeconds], the gauge [MetricPlugins], and per plugin,
+// field and action the changes its grant refused or, in audit mode, let
+// through, [MetricDenied]. A plugin that is gone is forgotten (unless
+// another plugin of the same name is registered), so plugins coming and
+// going do not grow the series. That package is apart so that a runtime
+// that does not ask for Prometheus metrics does not link its client (its
+// package initialisation alone made an idle runtime process 1.8 MiB
+// heavier).
 package adaptation

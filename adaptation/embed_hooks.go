@@ -39,7 +39,8 @@ func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Optio
 
 // MetricsRecorder is a runtime's metrics, told about plugins (package
 // adaptation/runtimemetrics is one, in Prometheus). It may implement
-// [RequestRecorder] and [DeniedRecorder] to be told more. Its methods
+// [RequestRecorder], [DeniedRecorder] and [AuditedRecorder] to be told
+// more. Its methods
 // must return quickly and must not call the Adaptation.
 type MetricsRecorder interface {
 	// RecordCall is told about every request to a plugin once it is

@@ -58,9 +58,14 @@ var (
 // [PluginSyncBlock]s to be released, at most the registration timeout.
 // An error of insert is returned as is; a failure to list is wrapped.
 func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
+	return a.snapshot(fmt.Sprintf("plugin %q", p.full), insert)
+}
+
+// snapshot is withSnapshot for what (in errors: `plugin "10-x"`).
+func (a *Adaptation) snapshot(what string, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
 	release, err := a.syncBlocks.lock(a.ctx, a.cfg.registrationTimeout)
 	if err != nil {
-		return fmt.Errorf("synchronizing plugin %q: %w", p.full, err)
+		return fmt.Errorf("synchronizing %s: %w", what, err)
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
@@ -70,7 +75,7 @@ func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox,
 		defer a.mu.Unlock()
 		pods, ctrs, err := a.list(ctx)
 		if err != nil {
-			return fmt.Errorf("listing pods and containers for plugin %q: %w", p.full, err)
+			return fmt.Errorf("listing pods and containers for %s: %w", what, err)
 		}
 		return insert(pods, ctrs)
 	}
@@ -106,9 +111,9 @@ func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox,
 		return insertErr
 	case err != nil:
 		// If take inserted the plugin, activate disconnects it.
-		return fmt.Errorf("synchronizing plugin %q with the runtime: %w", p.full, err)
+		return fmt.Errorf("synchronizing %s with the runtime: %w", what, err)
 	case !taken:
-		return fmt.Errorf("synchronizing plugin %q: SyncFunc returned without handing over a snapshot", p.full)
+		return fmt.Errorf("synchronizing %s: SyncFunc returned without handing over a snapshot", what)
 	}
 	return nil
 }

@@ -14,7 +14,9 @@ type grantState struct {
 	where *filter.Filter
 	// recheck is set if where differs from the one the plugin's scope
 	// records were made under (a reload changed it): each event's
-	// subject is then matched against where too (see inWhere).
+	// subject is then matched against where too (see inWhere), and so
+	// are the containers the plugin updates or evicts, found in the
+	// where index (whereindex.go).
 	recheck bool
 }
 
@@ -29,18 +31,26 @@ func (p *plugin) currentGrant() *policy.Grant {
 
 // resolveGrant sets the plugin's grant under pol (nil: no policy). The
 // caller holds a.mu, which orders it against configure and events.
-func (p *plugin) resolveGrant(pol *policy.Policy) {
+func (p *plugin) resolveGrant(pol *policy.Policy) { p.grant.Store(p.grantUnder(pol)) }
+
+// grantUnder returns the plugin's grant under pol: nil for no policy. The
+// caller holds a.mu (trackedWhere).
+func (p *plugin) grantUnder(pol *policy.Policy) *grantState {
 	if pol == nil {
-		p.grant.Store(nil)
-		return
+		return nil
 	}
 	g := pol.GrantFor(p.idx, p.name)
 	where := g.WhereFilter()
 	if where.MatchesAll() {
 		where = nil
 	}
-	p.grant.Store(&grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere})
+	return &grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere}
 }
+
+// rechecks reports whether gs's where is not the one the plugin's scope
+// records were made under and confines it: its subjects and targets are
+// then checked against where (inWhere, whereTarget).
+func (gs *grantState) rechecks() bool { return gs != nil && gs.recheck && gs.where != nil }
 
 // inWhere reports whether the subject s of an event is within the
 // plugin's current where, when a reload changed it since the plugin's
@@ -49,7 +59,7 @@ func (p *plugin) resolveGrant(pol *policy.Policy) {
 // records.
 func (p *plugin) inWhere(e eventKind, s subject) bool {
 	gs := p.grant.Load()
-	if gs == nil || !gs.recheck || gs.where == nil || s.pod == nil {
+	if !gs.rechecks() || s.pod == nil {
 		return true
 	}
 	if e == containerEvent {

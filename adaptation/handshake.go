@@ -245,7 +245,9 @@ func (s *session) UpdateContainers(ctx context.Context, req *api.UpdateContainer
 // scope, and updates its grant does not allow, are not applied and come
 // back as failed; an eviction of a container outside its scope, or one
 // its grant does not allow, refuses the whole request (nothing is
-// applied).
+// applied). After a policy reload changed the plugin's where, the
+// containers are looked up in the runtime's list and checked against it
+// (whereLookup).
 func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
 	p.updates.Lock()
 	defer p.updates.Unlock()
@@ -256,11 +258,16 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
 	}
-	if derr := p.deniedEviction(req.GetEvict()); derr != nil {
+	byID, err := p.whereLookup()
+	if err != nil {
+		p.log.Warn("refusing plugin's container updates", "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	if derr := p.deniedEviction(req.GetEvict(), byID); derr != nil {
 		return nil, status.Error(codes.PermissionDenied, derr.Error())
 	}
 	updates, refused := p.splitUpdates(req.GetUpdate())
-	updates, denied := p.deniedUpdates("UpdateContainers", updates, nil)
+	updates, denied := p.deniedUpdates("UpdateContainers", updates, byID)
 	refused = append(refused, denied...)
 	if len(updates) == 0 && len(req.GetEvict()) == 0 {
 		return &api.UpdateContainersResponse{Failed: refused}, nil
@@ -379,5 +386,18 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	a.log.Info("plugin configured", "plugin", p.full, "events", events.String(), "request_timeout", p.timeout,
 		"fail_request", p.policy.failRequest, "keep_connected", p.policy.keepConnected, "scope", p.scope,
 		"grant", p.currentGrant().String(), "capabilities", told.String())
+	a.warnNamedWithoutExtension(p)
 	return nil
+}
+
+// warnNamedWithoutExtension logs the grants and required entries of the
+// policy in force that name p without the extension of its file name
+// (policy.NamedWithoutExtension): a WASM plugin 50-batchenv.wasm is
+// batchenv.wasm, and a grant for batchenv silently is not its.
+func (a *Adaptation) warnNamedWithoutExtension(p *plugin) {
+	if names := a.pol.Load().NamedWithoutExtension(p.idx, p.name); len(names) > 0 {
+		a.log.Warn("the policy names the plugin without the extension of its file name, so those entries are not its: "+
+			"a plugin is named after its file, extension included", "plugin", p.full, "entries", names,
+			"grant", p.currentGrant().String())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -137,7 +138,27 @@ func (a *Adaptation) pluginConfig(idx, name string) (string, error) {
 			return "", err
 		}
 	}
+	a.warnConfigWithoutExtension(idx, name)
 	return "", nil
+}
+
+// warnConfigWithoutExtension logs a configuration file that names the
+// plugin idx-name without the extension of its file name (a WASM plugin
+// 50-batchenv.wasm reads 50-batchenv.wasm.conf, not 50-batchenv.conf),
+// which pluginConfig therefore did not read.
+func (a *Adaptation) warnConfigWithoutExtension(idx, name string) {
+	ext := filepath.Ext(name)
+	if ext == "" || ext == name {
+		return
+	}
+	stem := strings.TrimSuffix(name, ext)
+	for _, f := range []string{api.FullPluginName(idx, stem) + ".conf", stem + ".conf"} {
+		if _, err := os.Lstat(filepath.Join(a.cfg.configDir, f)); err == nil {
+			a.log.Warn("configuration file not read: it names the plugin without the extension of its file name", "plugin",
+				api.FullPluginName(idx, name), "file", f, "want", api.FullPluginName(idx, name)+".conf")
+			return
+		}
+	}
 }
 
 // process is a launched plugin's process, supervised by pluginproc.

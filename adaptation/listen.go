@@ -19,14 +19,21 @@ import (
 // stale socket is removed (a live one, with a runtime answering, is an
 // error), and the socket appears at its path with mode 0600, never
 // reachable by other users (see sockfile).
-func (a *Adaptation) listen() error {
+func (a *Adaptation) listen() (err error) {
 	path := a.cfg.socketPath
-	dir := filepath.Dir(path)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("adaptation: creating socket directory: %w", err)
-		}
+	if err := sockfile.CheckPath(path); err != nil {
+		return fmt.Errorf("adaptation: %w", err)
 	}
+	dir := filepath.Dir(path)
+	created, err := mkdirs(dir)
+	if err != nil {
+		return fmt.Errorf("adaptation: creating socket directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeDirs(created)
+		}
+	}()
 	if err := sockfile.CheckDir(dir); err != nil {
 		return fmt.Errorf("adaptation: %w", err)
 	}
@@ -58,6 +65,42 @@ func (a *Adaptation) listen() error {
 	a.log.Info("listening for external plugins", "socket", path)
 	a.goOwned(func() { a.accept(l) })
 	return nil
+}
+
+// mkdirs creates dir and the directories above it that do not exist
+// (mode 0700), and returns those it created, deepest first; on an error
+// it removes them again.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	err := os.MkdirAll(dir, 0o700)
+	var created []string
+	for _, d := range missing {
+		if _, serr := os.Stat(d); serr == nil {
+			created = append(created, d)
+		}
+	}
+	if err != nil {
+		removeDirs(created)
+		return nil, err
+	}
+	return created, nil
+}
+
+// removeDirs removes the directories dirs, deepest first, that are empty:
+// those mkdirs created for a socket that could not be set up.
+func removeDirs(dirs []string) {
+	for _, d := range dirs {
+		_ = os.Remove(d) // not empty: something else uses it
+	}
 }
 
 // accept serves the listener until it is closed.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -160,5 +161,42 @@ func TestSocketDirectoryChecked(t *testing.T) {
 				t.Fatalf("Start: %v, want an error saying the socket directory %s %s", err, dir, tc.want)
 			}
 		})
+	}
+}
+
+// TestSocketPathTooLong: Start refuses a socket path it cannot bind, in
+// the user's terms (the path, the limit, what the directory may have,
+// not the private directory it binds in first), and removes the
+// directories it created for it.
+func TestSocketPathTooLong(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, strings.Repeat("d", 60), strings.Repeat("e", 60))
+	rt := newTestRuntime(t, nil, WithSocketPath(filepath.Join(dir, "nri.sock")))
+	err := rt.a.Start(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "socket path "+dir+"/nri.sock is too long") || strings.Contains(err.Error(), ".sock") && strings.Contains(err.Error(), "/s ") {
+		t.Fatalf("Start: %v, want the path named too long", err)
+	}
+	if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+		t.Errorf("%s holds %v (%v) after a socket path that could not be bound: want the directories made for it removed", base, entries, err)
+	}
+}
+
+// TestMkdirs: the socket's missing directories are created, named
+// deepest first, and removeDirs removes them again (listen does when the
+// socket cannot be set up), leaving the directory that was there.
+func TestMkdirs(t *testing.T) {
+	base := shortTempDir(t)
+	dir := filepath.Join(base, "a", "b")
+	created, err := mkdirs(dir)
+	must(t, err)
+	if want := []string{dir, filepath.Join(base, "a")}; !slices.Equal(created, want) {
+		t.Errorf("mkdirs created %v, want %v (deepest first)", created, want)
+	}
+	if again, err := mkdirs(dir); err != nil || again != nil {
+		t.Errorf("mkdirs of an existing directory: %v, %v", again, err)
+	}
+	removeDirs(created)
+	if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+		t.Errorf("after removeDirs, %s holds %v (%v)", base, entries, err)
 	}
 }

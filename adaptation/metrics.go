@@ -12,7 +12,7 @@ import (
 // name, "Configure" or "Synchronize"), except the plugin gauge. Package
 // adaptation/runtimemetrics registers them with a Prometheus registry;
 // the Adaptation tells it what to count through a [MetricsRecorder] that
-// implements [RequestRecorder] and [DeniedRecorder].
+// implements [RequestRecorder], [DeniedRecorder] and [AuditedRecorder].
 const (
 	MetricRequests       = "nri_plugin_requests_total"
 	MetricRequestSeconds = "nri_plugin_request_duration_seconds"
@@ -26,8 +26,11 @@ const (
 	// not sent because it opted out of their pod or container.
 	MetricOptedOut = "nri_plugin_events_opted_out_total"
 	// MetricDenied counts the changes in plugins' answers that their
-	// grant under the administrator's policy refused (see [WithPolicy]),
-	// by plugin and field (a policy.Capability's stable name).
+	// grant under the administrator's policy does not allow (see
+	// [WithPolicy]), by plugin, field (a policy.Capability's stable name)
+	// and action ([ActionDenied]: refused, told to a [DeniedRecorder];
+	// [ActionAudited]: the grant is in audit mode, the change was
+	// applied, told to an [AuditedRecorder]).
 	MetricDenied = "nri_plugin_denied_total"
 )
 
@@ -35,7 +38,8 @@ const (
 // recorder that implements it is told, per plugin, what the metrics
 // above count. Until [RequestRecorder.ForgetPlugin] is called for a
 // plugin, and never after, it is told of that plugin's requests,
-// failures, skipped events and (with [DeniedRecorder]) refused changes.
+// failures, skipped events and (with [DeniedRecorder] and
+// [AuditedRecorder]) refused and audited changes.
 // Its methods must return quickly and must not call the Adaptation.
 type RequestRecorder interface {
 	// RecordRequest is told of every request sent to a plugin (the
@@ -71,9 +75,10 @@ type SkipCounter interface {
 // metrics is what the Adaptation tells its MetricsRecorder; a nil
 // *metrics records nothing.
 type metrics struct {
-	rec    MetricsRecorder
-	req    RequestRecorder // rec, if it implements it; or nil
-	denied DeniedRecorder  // likewise
+	rec     MetricsRecorder
+	req     RequestRecorder // rec, if it implements it; or nil
+	denied  DeniedRecorder  // likewise
+	audited AuditedRecorder // likewise
 }
 
 // newMetrics returns the metrics told to recs, or nil if there are none.
@@ -85,6 +90,7 @@ func newMetrics(recs []MetricsRecorder) *metrics {
 	m := &metrics{rec: rec}
 	m.req, _ = rec.(RequestRecorder)
 	m.denied, _ = rec.(DeniedRecorder)
+	m.audited, _ = rec.(AuditedRecorder)
 	return m
 }
 
@@ -196,6 +202,7 @@ type multiRecorder []MetricsRecorder
 var (
 	_ RequestRecorder = multiRecorder(nil)
 	_ DeniedRecorder  = multiRecorder(nil)
+	_ AuditedRecorder = multiRecorder(nil)
 )
 
 // RecordCall implements MetricsRecorder.
@@ -217,6 +224,15 @@ func (m multiRecorder) RecordDenied(ctx context.Context, plugin, field string) {
 	for _, r := range m {
 		if d, ok := r.(DeniedRecorder); ok {
 			d.RecordDenied(ctx, plugin, field)
+		}
+	}
+}
+
+// RecordAudited implements AuditedRecorder.
+func (m multiRecorder) RecordAudited(ctx context.Context, plugin, field string) {
+	for _, r := range m {
+		if d, ok := r.(AuditedRecorder); ok {
+			d.RecordAudited(ctx, plugin, field)
 		}
 	}
 }

@@ -65,3 +65,53 @@ func observe[Req, Rsp proto.Message](ctx context.Context, p *plugin, e api.Event
 	}
 	o(ctx, c)
 }
+
+// Refusal is a plugin's answer to an event that the runtime refused once
+// the plugin had given it, as reported to a [RefusalObserver]: an
+// [Observer] was told of the same request as answered (Call.Err nil),
+// before the answer was checked. None of the answer's changes are used.
+type Refusal struct {
+	// Plugin is the plugin's full name, IDX-NAME.
+	Plugin string
+	// Event is the request's event.
+	Event api.Event
+	// Err is the refusal. Its Kind says why: FailureDenied, the changes
+	// are beyond the plugin's grant under the administrator's policy
+	// (Err.Err is a *policy.DeniedError with the violations);
+	// FailureOversize, the answer is too large; FailureRejected, it
+	// updates or evicts a container outside the plugin's scope.
+	Err *PluginError
+}
+
+// RefusalObserver is told about every answer to an event the runtime
+// refused after checking it (see [Refusal]), on the goroutine of the
+// runtime's event call and with its context, right after the check,
+// before the event goes on. It must return quickly and must not call the
+// Adaptation.
+type RefusalObserver func(ctx context.Context, r Refusal)
+
+// WithRefusalObserver sets a function told about every plugin answer the
+// runtime refused, for example to report refusals next to the answers an
+// [Observer] saw (the nri command's simulator does).
+func WithRefusalObserver(o RefusalObserver) Option {
+	return func(c *config) error {
+		if o == nil {
+			return errors.New("adaptation: nil refusal observer")
+		}
+		c.refusalObserver = o
+		return nil
+	}
+}
+
+// refused tells the refusal observer, if there is one, that the check of
+// p's answer to e refused it with err (nil: not refused).
+func refused(ctx context.Context, p *plugin, e api.Event, err error) {
+	o := p.a.cfg.refusalObserver
+	if o == nil || err == nil {
+		return
+	}
+	var perr *PluginError
+	if errors.As(err, &perr) {
+		o(ctx, Refusal{Plugin: p.full, Event: e, Err: perr})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
+	"github.com/nrikit/nrikit/policy"
 )
 
 type observedKey struct{}
@@ -65,5 +66,47 @@ func TestObserver(t *testing.T) {
 func TestObserverOption(t *testing.T) {
 	if _, err := New("rt", "1", runtimetest.NewStore().List, runtimetest.NewStore().Update, WithObserver(nil)); err == nil {
 		t.Error("nil observer accepted")
+	}
+}
+
+// TestRefusalObserver checks that an answer the policy refuses is told
+// to the refusal observer, with the violations and on the runtime call's
+// context, after the observer saw it as answered; an allowed answer is
+// not.
+func TestRefusalObserver(t *testing.T) {
+	pol, err := policy.Parse("policy.yaml", []byte("grants:\n  - plugins: [inproc]\n    adjust: {env: [OTHER]}\ndefault: {adjust: {env: [INPROC]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var refusals []Refusal
+	var tags []any
+	rt := newTestRuntime(t, nil, WithBuiltinPlugin("05", "inproc", &inproc{}), WithBuiltinPlugin("06", "allowed", &inproc{}),
+		WithDisabledExternalConnections(), WithPolicy(pol),
+		WithRefusalObserver(func(ctx context.Context, r Refusal) {
+			mu.Lock()
+			defer mu.Unlock()
+			refusals = append(refusals, r)
+			tags = append(tags, ctx.Value(observedKey{}))
+		}))
+	rt.start(t)
+	// 05-inproc's answer is refused, 06-allowed's (the same) is not.
+	ctx := context.WithValue(ctxT(t), observedKey{}, "create")
+	if _, err := rt.a.CreateContainer(ctx, &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refusals) != 1 {
+		t.Fatalf("told %d refusals, want 1: %+v", len(refusals), refusals)
+	}
+	r := refusals[0]
+	var denied *policy.DeniedError
+	if r.Plugin != "05-inproc" || r.Event != api.Event_CREATE_CONTAINER || r.Err == nil || r.Err.Kind != FailureDenied ||
+		!errors.As(r.Err, &denied) || len(denied.Violations) != 1 || tags[0] != "create" {
+		t.Errorf("refusal %+v (context tag %v)", r, tags[0])
+	}
+	if _, err := New("rt", "1", runtimetest.NewStore().List, runtimetest.NewStore().Update, WithRefusalObserver(nil)); err == nil {
+		t.Error("nil refusal observer accepted")
 	}
 }

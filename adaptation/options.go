@@ -136,6 +136,7 @@ type config struct {
 	pluginArgs          map[string][]string
 	env                 []string
 	observer            Observer             // see observer.go
+	refusalObserver     RefusalObserver      // likewise
 	applied             *policy.Capabilities // nil: policy.All(); see capabilities.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
 	syncFunc      SyncFunc

@@ -39,12 +39,14 @@ func WithPolicy(p *policy.Policy) Option {
 }
 
 // WithPolicyFile reads the administrator's policy from path
-// ([policy.Load]: the file must be trusted as the runtime's configuration
-// is) when the Adaptation is created, and again whenever the file
-// changes (looked for every [WithPolicyReloadInterval]) or
-// [Adaptation.ReloadPolicy] is called. A file that does not exist when
-// the Adaptation is created means no policy (logged); an invalid or
-// untrusted one means a policy under which no plugin may change anything
+// ([policy.Load]: the file and its directories must be trusted as the
+// runtime's configuration is) when the Adaptation is created, and again
+// whenever the file changes (looked for every [WithPolicyReloadInterval])
+// or [Adaptation.ReloadPolicy] is called. A file that does not exist when
+// the Adaptation is created means no policy (logged), if its directory is
+// trusted ([policy.CheckDirectory]); an invalid or untrusted one, or one
+// missing from a directory others may write, means a policy under which
+// no plugin may change anything
 // (logged with its mistakes) until a valid file is read: the runtime and
 // its plugins keep running. Later, a new valid file applies to the requests that
 // follow, for connected plugins too; an invalid one, or a file removed,
@@ -94,10 +96,15 @@ func (f *policyFile) changed(fi fs.FileInfo) bool {
 }
 
 // loadPolicy reads the policy file: the policy, and the file's info
-// (nil, with no policy and no error, if the file does not exist).
+// (nil, with no policy and no error, if the file does not exist in a
+// trusted directory; a file missing from a directory others may write is
+// an error: anyone may have removed it).
 func (c *config) loadPolicy(path string) (*policy.Policy, fs.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := policy.CheckDirectory(path); err != nil {
+			return nil, nil, fmt.Errorf("adaptation: no policy file %s, in a directory that is not trusted: %w", path, err)
+		}
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -149,6 +156,17 @@ func (a *Adaptation) Policy() *policy.Policy { return a.pol.Load() }
 // An invalid file keeps the policy in force; its mistakes are logged and
 // returned. A file that was removed keeps the policy in force too (see
 // WithPolicyFile). It returns [ErrNoPolicyFile] without a policy file.
+//
+// When the new policy changes the where of a connected plugin, the
+// containers that plugin updates or evicts are checked against the new
+// where at once: ReloadPolicy then lists the runtime's pods and
+// containers as a plugin's registration does (its [ListFunc], or its
+// [SyncFunc], which takes the runtime's lock; after the runtime's
+// [PluginSyncBlock]s), at most the registration timeout, and applies
+// the policy in the same critical section. It must not be called with
+// the runtime's lock held. If the list cannot be taken, the policy
+// applies all the same, and those updates and evictions are refused
+// ([WhereUncheckedError]) until it can be.
 func (a *Adaptation) ReloadPolicy() error {
 	if a.cfg.policyFile == "" {
 		return ErrNoPolicyFile
@@ -180,21 +198,6 @@ func (a *Adaptation) reloadLocked() error {
 	return nil
 }
 
-// applyPolicy makes p the policy in force and resolves every plugin's
-// grant under it, under a.mu: an event sees every plugin under one
-// policy, and a plugin being configured resolves its grant under p.
-func (a *Adaptation) applyPolicy(p *policy.Policy) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.pol.Store(p)
-	for _, q := range a.plugins {
-		q.resolveGrant(p)
-	}
-	for _, q := range a.admitting {
-		q.resolveGrant(p)
-	}
-}
-
 // watchPolicy looks for a change of the policy file every reload
 // interval until the Adaptation stops, and reloads it when it changed.
 func (a *Adaptation) watchPolicy() {
@@ -210,6 +213,7 @@ func (a *Adaptation) watchPolicy() {
 		if a.polFile.changed(fi) {
 			_ = a.reloadLocked() // logged
 		}
+		a.keepWhereIndex()
 		a.reloadMu.Unlock()
 	}
 }

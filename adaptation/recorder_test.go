@@ -9,10 +9,10 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// countingRecorder is a MetricsRecorder implementing RequestRecorder and
-// DeniedRecorder that counts as package runtimemetrics does (which this
+// countingRecorder is a MetricsRecorder implementing RequestRecorder,
+// DeniedRecorder and AuditedRecorder that counts as package runtimemetrics does (which this
 // package's tests cannot import): values keyed "metric/plugin/request"
-// (or "metric/plugin/field"), a series made when first counted, or for
+// (or "metric/plugin/field/action"), a series made when first counted, or for
 // the skipped events when the plugin registers; the plugin gauge under
 // MetricPlugins+"//"; a forgotten plugin's keys deleted.
 type countingRecorder struct {
@@ -23,6 +23,7 @@ type countingRecorder struct {
 var (
 	_ RequestRecorder = (*countingRecorder)(nil)
 	_ DeniedRecorder  = (*countingRecorder)(nil)
+	_ AuditedRecorder = (*countingRecorder)(nil)
 )
 
 func newCountingRecorder() *countingRecorder { return &countingRecorder{v: map[string]float64{}} }
@@ -57,7 +58,11 @@ func (r *countingRecorder) RecordFailure(plugin, request string) {
 }
 
 func (r *countingRecorder) RecordDenied(_ context.Context, plugin, field string) {
-	r.add(MetricDenied, plugin, field, 1)
+	r.add(MetricDenied, plugin, field+"/"+ActionDenied, 1)
+}
+
+func (r *countingRecorder) RecordAudited(_ context.Context, plugin, field string) {
+	r.add(MetricDenied, plugin, field+"/"+ActionAudited, 1)
 }
 
 func (r *countingRecorder) PluginSkips(plugin string, events api.EventMask) SkipCounter {
@@ -100,13 +105,19 @@ func (r *countingRecorder) series(plugin string) int {
 	return n
 }
 
-// denied returns the denied count of plugin and field (any field if
-// field is "").
+// denied returns the count of changes plugin made that its grant refused
+// in field (any field if field is "").
 func (r *countingRecorder) denied(plugin, field string) float64 {
+	return r.deniedAs(plugin, field, ActionDenied)
+}
+
+// deniedAs returns the denied count of plugin, field (any field if field
+// is "") and action.
+func (r *countingRecorder) deniedAs(plugin, field, action string) float64 {
 	n := 0.0
 	for k, v := range r.values() {
 		parts := strings.Split(k, "/")
-		if parts[0] == MetricDenied && parts[1] == plugin && (field == "" || parts[2] == field) {
+		if parts[0] == MetricDenied && parts[1] == plugin && (field == "" || parts[2] == field) && parts[3] == action {
 			n += v
 		}
 	}

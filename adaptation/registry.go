@@ -40,6 +40,7 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 			return nil, err
 		}
 	}
+	a.noteObject(e, s)
 	r := &reservation{}
 	podID, ctrID := s.podID(), s.ctrID()
 	for _, p := range a.plugins {

@@ -315,3 +315,27 @@ func TestWASMAnswerBounds(t *testing.T) {
 		t.Errorf("%d fresh instances, want the first one kept", n)
 	}
 }
+
+// TestWASMNamedWithoutExtension checks that the runtime's log points out
+// a grant, a required entry and a configuration file that name a WASM
+// plugin 50-batchenv.wasm without the extension its file name gives it
+// (it registers as batchenv.wasm, as upstream names it): none of them is
+// the plugin's.
+func TestWASMNamedWithoutExtension(t *testing.T) {
+	pol := parsePolicy(t, "grants:\n  - plugins: [batchenv]\n    adjust: {env: [WASM_GUEST]}\n")
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second), WithPolicy(pol))...)
+	installWASM(t, rt, "50-batchenv.wasm")
+	must(t, os.WriteFile(filepath.Join(rt.conf, "50-batchenv.conf"), []byte("not read"), 0o644))
+	rt.start(t)
+	if _, ok := rt.plugin("50-batchenv.wasm"); !ok {
+		t.Fatalf("WASM plugin not registered as 50-batchenv.wasm: %+v", rt.a.Plugins())
+	}
+	rt.logs.wait(t, "the configuration file named without the extension", func(r logRecord) bool {
+		return strings.HasPrefix(r.msg, "configuration file not read") && r.attrs["plugin"] == "50-batchenv.wasm" &&
+			r.attrs["file"] == "50-batchenv.conf" && r.attrs["want"] == "50-batchenv.wasm.conf"
+	})
+	rt.logs.wait(t, "the grant named without the extension", func(r logRecord) bool {
+		return strings.HasPrefix(r.msg, "the policy names the plugin without the extension") && r.attrs["plugin"] == "50-batchenv.wasm" &&
+			strings.Contains(fmt.Sprint(r.attrs["entries"]), "grants[0] names batchenv")
+	})
+}

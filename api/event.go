@@ -23,6 +23,19 @@ const (
 	// ContainerEvents is the mask of the container lifecycle events,
 	// including ValidateContainerAdjustment.
 	ContainerEvents = AllEvents &^ PodEvents
+
+	// StateChangeEvents is the mask of the events that NRI v0.11 and
+	// earlier deliver through StateChange, having no RPC of their own
+	// there: the events whose answer carries nothing but an error. A
+	// runtime sends each with its dedicated RPC (added in v0.12) and, to a
+	// plugin that answers that with UNIMPLEMENTED, as a StateChangeEvent
+	// with the request's pod and container, as upstream's runtime does
+	// (docs/protocol.md §7).
+	StateChangeEvents EventMask = 1<<(Event_RUN_POD_SANDBOX-1) | 1<<(Event_STOP_POD_SANDBOX-1) |
+		1<<(Event_REMOVE_POD_SANDBOX-1) | 1<<(Event_POST_UPDATE_POD_SANDBOX-1) |
+		1<<(Event_POST_CREATE_CONTAINER-1) | 1<<(Event_START_CONTAINER-1) |
+		1<<(Event_POST_START_CONTAINER-1) | 1<<(Event_POST_UPDATE_CONTAINER-1) |
+		1<<(Event_REMOVE_CONTAINER-1)
 )
 
 // eventNames are the names of events as they appear in RPC method names.

@@ -17,6 +17,13 @@ func TestEventMaskBits(t *testing.T) {
 	if PodEvents&ContainerEvents != 0 || PodEvents|ContainerEvents != AllEvents {
 		t.Errorf("pod %#x and container %#x masks must partition all events", PodEvents, ContainerEvents)
 	}
+	// The events upstream's runtime (v0.12.5, pkg/adaptation/plugin_type.go)
+	// retries as StateChange after UNIMPLEMENTED.
+	if want := MaskOf(Event_RUN_POD_SANDBOX, Event_POST_UPDATE_POD_SANDBOX, Event_STOP_POD_SANDBOX,
+		Event_REMOVE_POD_SANDBOX, Event_POST_CREATE_CONTAINER, Event_START_CONTAINER,
+		Event_POST_START_CONTAINER, Event_POST_UPDATE_CONTAINER, Event_REMOVE_CONTAINER); StateChangeEvents != want {
+		t.Errorf("StateChangeEvents = %s, want %s", StateChangeEvents, want)
+	}
 	if Event_UNKNOWN.Mask() != 0 || Event_LAST.Mask() != 0 || Event(99).Mask() != 0 {
 		t.Error("non-events must have an empty mask")
 	}

@@ -13,6 +13,9 @@ import (
 type findings struct {
 	malformed []string
 	conflicts []string
+	// refused are the changes the plugin's grant does not allow
+	// (PluginConfig.Policy), "EVENT: violation" each.
+	refused []string
 }
 
 func (f *findings) bad(where, format string, args ...any) {

@@ -9,7 +9,7 @@ import (
 
 func TestCheckAdjustment(t *testing.T) {
 	known := map[string]bool{"c1": true}
-	res := fixtureResources()
+	res := newWorld().containers[1].GetLinux().GetResources()
 	tests := []struct {
 		name      string
 		resp      *api.CreateContainerResponse

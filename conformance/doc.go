@@ -7,7 +7,9 @@
 // environment) or accepts one external plugin on a socket, and drives it
 // through registration, configuration, single and chunked Synchronize, every
 // subscribed event, events it did not subscribe to, Shutdown and the closing
-// of the socket. A WASM plugin module is loaded in-process instead, as
+// of the socket. Events go as a runtime sends them: to a plugin of NRI v0.11
+// or earlier, which answers UNIMPLEMENTED to the RPCs v0.12 added, as
+// StateChange (api.StateChangeEvents). A WASM plugin module is loaded in-process instead, as
 // nrikit's runtime loads one, and gets every check that does not need a
 // connection; those that do are reported skipped. CheckRuntime plays a
 // plugin against a runtime's socket.

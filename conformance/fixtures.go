@@ -6,12 +6,16 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/kubepod"
 	"google.golang.org/protobuf/proto"
 )
 
 // world is the runtime state the checker presents to a plugin: pods and
 // containers that exist at registration (sent in Synchronize), and a new
 // pod with a new container that go through their lifecycle as events.
+// They are Kubernetes pods of each QoS class, as kubelet and containerd
+// describe them (package kubepod): a resource-policy plugin finds the
+// cgroup parents, resources and OOM score adjustments it reads on a node.
 type world struct {
 	pods       []*api.PodSandbox
 	containers []*api.Container
@@ -23,16 +27,42 @@ type world struct {
 	newInScope bool
 }
 
+// fixtureNode is the node of the checker's pods: kubelet's systemd cgroup
+// driver, this machine's memory (as the plugin sees it).
+func fixtureNode() kubepod.Node {
+	return kubepod.Node{CgroupDriver: kubepod.Systemd, MemoryCapacity: kubepod.MachineMemory()}
+}
+
+// fixtureQOS are the resource requirements of the one container of the
+// pods that exist at registration, one pod each (syncParts of them), and
+// of the new pod's: modest, so that a resource policy on a small machine
+// can place them all.
+var fixtureQOS = [syncParts + 1]kubepod.Container{
+	// Guaranteed: requests equal limits.
+	{Requests: kubepod.Resources{MilliCPU: 500, Memory: 256 << 20}, Limits: kubepod.Resources{MilliCPU: 500, Memory: 256 << 20}},
+	// Burstable: requests below limits.
+	{Requests: kubepod.Resources{MilliCPU: 250, Memory: 128 << 20}, Limits: kubepod.Resources{MilliCPU: 1000, Memory: 512 << 20}},
+	// BestEffort: neither.
+	{},
+	// Burstable: a memory request only.
+	{Requests: kubepod.Resources{Memory: 64 << 20}},
+	// The new pod, Burstable.
+	{Requests: kubepod.Resources{MilliCPU: 100, Memory: 128 << 20}, Limits: kubepod.Resources{MilliCPU: 500, Memory: 256 << 20}},
+}
+
 func newWorld() *world {
 	w := &world{newInScope: true}
+	node := fixtureNode()
 	for i := 0; i < syncParts; i++ {
-		pod := fixturePod(fmt.Sprintf("conformance-pod-%d", i), fmt.Sprintf("web-%d", i))
+		kp := kubepod.Pod{UID: fmt.Sprintf("7c0a6b1e-0000-4000-8000-00000000000%d", i), Containers: fixtureQOS[i : i+1]}
+		pod := fixturePod(node, fmt.Sprintf("conformance-pod-%d", i), fmt.Sprintf("web-%d", i), kp)
 		w.pods = append(w.pods, pod)
-		ctr := fixtureContainer(fmt.Sprintf("conformance-ctr-%d", i), pod, "app", api.ContainerState_CONTAINER_RUNNING)
+		ctr := fixtureContainer(node, fmt.Sprintf("conformance-ctr-%d", i), pod, kp, "app", api.ContainerState_CONTAINER_RUNNING)
 		w.containers = append(w.containers, ctr)
 	}
-	w.newPod = fixturePod("conformance-pod-new", "batch-0")
-	w.newCtr = fixtureContainer("conformance-ctr-new", w.newPod, "worker", api.ContainerState_CONTAINER_CREATED)
+	kp := kubepod.Pod{UID: "7c0a6b1e-0000-4000-8000-0000000000ff", Containers: fixtureQOS[syncParts:]}
+	w.newPod = fixturePod(node, "conformance-pod-new", "batch-0", kp)
+	w.newCtr = fixtureContainer(node, "conformance-ctr-new", w.newPod, kp, "worker", api.ContainerState_CONTAINER_CREATED)
 	return w
 }
 
@@ -49,11 +79,14 @@ func (w *world) knownContainers() map[string]bool {
 	return known
 }
 
-func fixturePod(id, name string) *api.PodSandbox {
+// fixturePod describes pod id, the Kubernetes pod kp on node, as
+// containerd does.
+func fixturePod(node kubepod.Node, id, name string, kp kubepod.Pod) *api.PodSandbox {
+	parent := node.PodCgroupParent(kp)
 	return &api.PodSandbox{
 		Id:             id,
 		Name:           name,
-		Uid:            "uid-" + id,
+		Uid:            kp.UID,
 		Namespace:      "default",
 		Labels:         map[string]string{"app": name, "io.kubernetes.pod.namespace": "default"},
 		Annotations:    map[string]string{"io.kubernetes.cri.sandbox-id": id},
@@ -61,19 +94,23 @@ func fixturePod(id, name string) *api.PodSandbox {
 		Pid:            4242,
 		Ips:            []string{"10.88.0.17"},
 		Linux: &api.LinuxPodSandbox{
-			CgroupParent: "/kubepods/besteffort/pod" + id,
-			CgroupsPath:  "/kubepods/besteffort/pod" + id + "/" + id,
+			CgroupParent: parent,
+			CgroupsPath:  kubepod.CgroupsPath(parent, id),
 			Namespaces: []*api.LinuxNamespace{
 				{Type: "network", Path: "/var/run/netns/cni-" + id},
 				{Type: "ipc"},
 				{Type: "uts"},
 			},
-			Resources: fixtureResources(),
+			PodResources: kp.PodResources(),
+			PodOverhead:  kp.PodOverhead(),
+			Resources:    kubepod.SandboxResources(),
 		},
 	}
 }
 
-func fixtureContainer(id string, pod *api.PodSandbox, name string, state api.ContainerState) *api.Container {
+// fixtureContainer describes container id, the first container of the
+// Kubernetes pod kp on node, as containerd does.
+func fixtureContainer(node kubepod.Node, id string, pod *api.PodSandbox, kp kubepod.Pod, name string, state api.ContainerState) *api.Container {
 	now := time.Now().UnixNano()
 	c := &api.Container{
 		Id:           id,
@@ -93,9 +130,9 @@ func fixtureContainer(id string, pod *api.PodSandbox, name string, state api.Con
 				{Type: "pid"}, {Type: "mount"},
 				{Type: "network", Path: "/var/run/netns/cni-" + pod.GetId()},
 			},
-			Resources:   fixtureResources(),
-			CgroupsPath: "/kubepods/besteffort/pod" + pod.GetId() + "/" + id,
-			OomScoreAdj: &api.OptionalInt{Value: 1000},
+			Resources:   kp.ContainerResources(0),
+			CgroupsPath: kubepod.CgroupsPath(pod.GetLinux().GetCgroupParent(), id),
+			OomScoreAdj: &api.OptionalInt{Value: int64(node.OOMScoreAdj(kp, 0))},
 		},
 		Rlimits:   []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1048576, Soft: 1048576}},
 		CreatedAt: now,
@@ -109,15 +146,15 @@ func fixtureContainer(id string, pod *api.PodSandbox, name string, state api.Con
 	return c
 }
 
-func fixtureResources() *api.LinuxResources {
-	return &api.LinuxResources{
-		Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 256 << 20}},
-		Cpu: &api.LinuxCPU{
-			Shares: &api.OptionalUInt64{Value: 512},
-			Quota:  &api.OptionalInt64{Value: 50000},
-			Period: &api.OptionalUInt64{Value: 100000},
-		},
+// updatedResources are the new resources of the container ctr in the
+// checker's UpdateContainer: its memory limit doubled (or 512 MiB).
+func updatedResources(ctr *api.Container) *api.LinuxResources {
+	res := proto.Clone(ctr.GetLinux().GetResources()).(*api.LinuxResources)
+	if res.Memory == nil {
+		res.Memory = &api.LinuxMemory{}
 	}
+	res.Memory.Limit = &api.OptionalInt64{Value: max(2*res.GetMemory().GetLimit().GetValue(), 512<<20)}
+	return res
 }
 
 // lifecycle is the order in which the checker delivers events: the new
@@ -139,8 +176,19 @@ var lifecycle = []api.Event{
 	api.Event_REMOVE_POD_SANDBOX,
 }
 
-// deliver sends event ev about the world's new pod and container and
-// returns the plugin's answer.
+// stateChange is event ev about the world's new pod and container as the
+// StateChangeEvent of the StateChange fallback (api.StateChangeEvents):
+// the pod, and the container for a container event.
+func (w *world) stateChange(ev api.Event) *api.StateChangeEvent {
+	sc := &api.StateChangeEvent{Event: ev, Pod: w.newPod}
+	if api.ContainerEvents.IsSet(ev) {
+		sc.Container = w.newCtr
+	}
+	return sc
+}
+
+// deliver sends event ev about the world's new pod and container with
+// its dedicated RPC and returns the plugin's answer.
 func (w *world) deliver(ctx context.Context, p api.PluginService, ev api.Event, plugin *api.PluginInstance) (proto.Message, error) {
 	pod, ctr := w.newPod, w.newCtr
 	switch ev {
@@ -151,7 +199,8 @@ func (w *world) deliver(ctx context.Context, p api.PluginService, ev api.Event, 
 	case api.Event_REMOVE_POD_SANDBOX:
 		return p.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod})
 	case api.Event_UPDATE_POD_SANDBOX:
-		return p.UpdatePodSandbox(ctx, &api.UpdatePodSandboxRequest{Pod: pod, LinuxResources: fixtureResources()})
+		return p.UpdatePodSandbox(ctx, &api.UpdatePodSandboxRequest{Pod: pod,
+			OverheadLinuxResources: pod.GetLinux().GetPodOverhead(), LinuxResources: pod.GetLinux().GetPodResources()})
 	case api.Event_POST_UPDATE_POD_SANDBOX:
 		return p.PostUpdatePodSandbox(ctx, &api.PostUpdatePodSandboxRequest{Pod: pod})
 	case api.Event_CREATE_CONTAINER:
@@ -163,9 +212,7 @@ func (w *world) deliver(ctx context.Context, p api.PluginService, ev api.Event, 
 	case api.Event_POST_START_CONTAINER:
 		return p.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: pod, Container: ctr})
 	case api.Event_UPDATE_CONTAINER:
-		res := fixtureResources()
-		res.Memory.Limit = &api.OptionalInt64{Value: 512 << 20}
-		return p.UpdateContainer(ctx, &api.UpdateContainerRequest{Pod: pod, Container: ctr, LinuxResources: res})
+		return p.UpdateContainer(ctx, &api.UpdateContainerRequest{Pod: pod, Container: ctr, LinuxResources: updatedResources(ctr)})
 	case api.Event_POST_UPDATE_CONTAINER:
 		return p.PostUpdateContainer(ctx, &api.PostUpdateContainerRequest{Pod: pod, Container: ctr})
 	case api.Event_STOP_CONTAINER:

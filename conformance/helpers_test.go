@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -35,7 +36,12 @@ func helperEnvVars() []string { return []string{helperEnv + "=1"} }
 
 // rawModes are the modes of the hand-written plugin (rawPlugin).
 var rawModes = []string{"never-registers", "wrong-name", "unknown-bits", "malformed", "conflicting",
-	"crash-unsubscribed", "ignore-close", "invalid-scope", "scope-ignored"}
+	"crash-unsubscribed", "ignore-close", "invalid-scope", "scope-ignored", "legacy", "legacy-no-statechange"}
+
+// legacyEvents are the events the legacy modes subscribe to: those that
+// plugins of NRI v0.11 and earlier receive through StateChange, and one
+// with an RPC of its own there.
+var legacyEvents = api.StateChangeEvents.Set(api.Event_CREATE_CONTAINER)
 
 // TestHelperProcess is not a test: it is the plugin process of the other
 // tests, in the mode its arguments name (runtimetest.HelperMain).
@@ -134,7 +140,7 @@ func (p *rawPlugin) CreateContainer(context.Context, *api.CreateContainerRequest
 	case "malformed":
 		resp.Adjust.Env = []*api.KeyValue{{Key: "", Value: "orphan"}}
 		resp.Adjust.Mounts = []*api.Mount{{Source: "/src", Type: "bind"}}
-		resp.Update = []*api.ContainerUpdate{{ContainerId: "no-such-container", Linux: &api.LinuxContainerUpdate{Resources: fixtureResources()}}}
+		resp.Update = []*api.ContainerUpdate{{ContainerId: "no-such-container", Linux: &api.LinuxContainerUpdate{Resources: newWorld().containers[1].GetLinux().GetResources()}}}
 	case "conflicting":
 		resp.Adjust.Env = []*api.KeyValue{{Key: "MODE", Value: "a"}, {Key: "MODE", Value: "b"}}
 	default:
@@ -191,8 +197,24 @@ func (p *rawPlugin) RemoveContainer(context.Context, *api.RemoveContainerRequest
 	return nil, p.unsubscribed(api.Event_REMOVE_CONTAINER)
 }
 
-func (p *rawPlugin) StateChange(context.Context, *api.StateChangeEvent) (*api.Empty, error) {
-	return nil, status.Error(codes.Unimplemented, "StateChange not implemented")
+// StateChange serves the events of api.StateChangeEvents in mode legacy,
+// as a plugin built on NRI v0.11 does (its other RPCs answer
+// UNIMPLEMENTED), and refuses a StateChangeEvent without the pod, or the
+// container of a container event.
+func (p *rawPlugin) StateChange(_ context.Context, sc *api.StateChangeEvent) (*api.Empty, error) {
+	if p.mode != "legacy" {
+		return nil, status.Error(codes.Unimplemented, "StateChange not implemented")
+	}
+	ev := sc.GetEvent()
+	switch {
+	case !api.StateChangeEvents.IsSet(ev):
+		return nil, status.Errorf(codes.InvalidArgument, "StateChange of %s, which has an RPC of its own", ev.Name())
+	case sc.GetPod().GetId() == "":
+		return nil, status.Errorf(codes.InvalidArgument, "StateChange of %s without its pod", ev.Name())
+	case api.ContainerEvents.IsSet(ev) && sc.GetContainer().GetId() == "":
+		return nil, status.Errorf(codes.InvalidArgument, "StateChange of %s without its container", ev.Name())
+	}
+	return &api.Empty{}, nil
 }
 
 func (p *rawPlugin) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
@@ -205,12 +227,24 @@ const hangGuard = time.Minute
 
 func runRawPlugin(mode string) error {
 	p := &rawPlugin{mode: mode, events: api.MaskOf(api.Event_CREATE_CONTAINER)}
-	if mode == "unknown-bits" {
+	switch mode {
+	case "unknown-bits":
 		p.events |= 1 << 20
+	case "legacy", "legacy-no-statechange":
+		p.events = legacyEvents
 	}
-	conn, err := socketpair.FileConn(3)
+	name, idx := os.Getenv(api.PluginNameEnvVar), os.Getenv(api.PluginIdxEnvVar)
+	var conn net.Conn
+	var err error
+	if path := os.Getenv(helperSocketEnv); path != "" {
+		// An external plugin: it dials the runtime's socket.
+		name, idx = mode, "30"
+		conn, err = net.Dial("unix", path)
+	} else {
+		conn, err = socketpair.FileConn(3)
+	}
 	if err != nil {
-		return fmt.Errorf("wrapping fd 3: %w", err)
+		return fmt.Errorf("connecting to the runtime: %w", err)
 	}
 	m, err := mux.New(conn)
 	if err != nil {
@@ -234,12 +268,11 @@ func runRawPlugin(mode string) error {
 	}
 	rt := api.NewRuntimeClient(ttrpc.NewClient(rc))
 	if mode != "never-registers" {
-		name := os.Getenv(api.PluginNameEnvVar)
 		if mode == "wrong-name" {
 			name = "someone-else"
 		}
 		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := rt.RegisterPlugin(rctx, &api.RegisterPluginRequest{PluginName: name, PluginIdx: os.Getenv(api.PluginIdxEnvVar)})
+		_, err := rt.RegisterPlugin(rctx, &api.RegisterPluginRequest{PluginName: name, PluginIdx: idx})
 		rcancel()
 		if err != nil {
 			return fmt.Errorf("registration refused: %w", err)

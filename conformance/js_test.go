@@ -35,7 +35,7 @@ func TestJSPluginLaunched(t *testing.T) {
 	}
 	requireAllPassed(t, r)
 	create := requireCheck(t, r, EventCheckName(api.Event_CREATE_CONTAINER))
-	if !strings.Contains(create.Reason, "adjusts 1 env") {
+	if !strings.HasPrefix(create.Reason, "adjusts env[JS_PLUGIN]; ") {
 		t.Errorf("CreateContainer answer %q: want one env adjustment", create.Reason)
 	}
 	if sub := requireCheck(t, r, CheckSubscription); !strings.HasPrefix(sub.Reason, "CreateContainer (0x8)") {

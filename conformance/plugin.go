@@ -7,18 +7,22 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/nriconn"
+	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
 // Names of the plugin checks, as they appear in a Report. The checks of the
 // subscribed events are named by EventCheckName. CheckLatency and
-// CheckProbe are informational. A WASM plugin module (see
+// CheckProbe are informational, and so is CheckStateChange, reported only
+// for a plugin that has no RPC of its own for some subscribed event (see
+// api.StateChangeEvents). A WASM plugin module (see
 // PluginConfig.Command) is loaded instead of launched (CheckLoads), and
 // CheckRegisters, CheckIdentity and CheckCloses, which check a
 // connection, are reported skipped for it.
@@ -32,6 +36,7 @@ const (
 	CheckWellFormed   = "no malformed adjustments"
 	CheckConsistent   = "no conflicting adjustments"
 	CheckLatency      = "event latency"
+	CheckStateChange  = "events through StateChange"
 	CheckProbe        = "unsubscribed events"
 	CheckStaysUp      = "stays up after unsubscribed events"
 	CheckShutdown     = "answers Shutdown"
@@ -77,9 +82,12 @@ type PluginConfig struct {
 	// Listener, instead of Listen, is a listener the checker accepts one
 	// external plugin from; the checker closes it.
 	Listener net.Listener
-	// Name is the plugin's IDX-NAME: what a launched plugin is told
-	// (default DefaultPluginName) and, if set for an external plugin, the
-	// identity it must register with.
+	// Name is the plugin's IDX-NAME: what a launched or WASM plugin is
+	// told and, if set for an external plugin, the identity it must
+	// register with. A launched or WASM plugin's default is the name of
+	// its file if that is IDX-NAME, as a runtime names the plugins of its
+	// plugin directory ("50-mine", "50-mine.wasm"), else
+	// DefaultPluginName.
 	Name string
 	// Config is sent as ConfigureRequest.config.
 	Config string
@@ -106,6 +114,12 @@ type PluginConfig struct {
 	// module (created if missing): a module compiled once loads in a
 	// fraction of the time. "" for none.
 	WASMCacheDir string
+	// Policy, if set, is an administrator's policy of plugin grants that
+	// the checker applies as a runtime with it does: the checker's pods
+	// are brought into the plugin's grant's where as well as its scope,
+	// and CheckGrant fails if an answer makes changes the grant does not
+	// allow (which the runtime would refuse).
+	Policy *policy.Policy
 }
 
 func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
@@ -120,6 +134,11 @@ func (cfg PluginConfig) withDefaults() (PluginConfig, error) {
 	}
 	if cfg.Name == "" && len(cfg.Command) > 0 {
 		cfg.Name = DefaultPluginName
+		if base := filepath.Base(cfg.Command[0]); base != "" {
+			if _, _, err := api.ParsePluginName(base); err == nil {
+				cfg.Name = base
+			}
+		}
 	}
 	if cfg.Name != "" {
 		if _, _, err := api.ParsePluginName(cfg.Name); err != nil {
@@ -165,6 +184,10 @@ type pluginCheck struct {
 	reg        registration
 	full       string // the plugin's IDX-NAME as registered
 	subscribed api.EventMask
+	// legacy are the events the plugin answered UNIMPLEMENTED to, which
+	// go to it as StateChange from then on (see deliver);
+	// throughStateChange are the subscribed events it answered so.
+	legacy, throughStateChange api.EventMask
 	// scope is the plugin's declared scope; nil if it has none (or one
 	// that matches everything). outsidePod and outsideCtr are outside it
 	// (nil if the checker could not make such objects).

@@ -100,7 +100,7 @@ func TestCheckPluginBadPlugins(t *testing.T) {
 		{mode: "crash-unsubscribed", check: CheckStaysUp, reason: "exited with status 3", passes: []string{EventCheckName(api.Event_CREATE_CONTAINER)}},
 		{mode: "ignore-close", check: CheckCloses, reason: "still running", passes: []string{CheckShutdown, CheckStaysUp}},
 		{mode: "invalid-scope", check: CheckScope, reason: `declared an invalid scope: pod_label_selector: label selector "team in (a": column`, passes: []string{CheckConfigure, CheckSubscription}},
-		{mode: "scope-ignored", check: CheckScopeKept, reason: "adjusts the container (adjusts 1 env",
+		{mode: "scope-ignored", check: CheckScopeKept, reason: "adjusts the container (adjusts env[RAW];",
 			passes: []string{CheckScope, EventCheckName(api.Event_CREATE_CONTAINER), CheckCloses}},
 	}
 	for _, tc := range tests {
@@ -155,7 +155,7 @@ func TestCheckPluginScope(t *testing.T) {
 		CheckConfigure: `scope: pod_label_selector="team=a"`,
 		CheckScope:     "the checker's pods are in it",
 		CheckScopeKept: "outside its scope, left it unchanged",
-		EventCheckName(api.Event_CREATE_CONTAINER): "adjusts 2 env, 1 mounts, 1 annotations",
+		EventCheckName(api.Event_CREATE_CONTAINER): "adjusts annotations[checked-by], env[GOOD], env[REMOVED] (removed), mounts[/scratch]",
 	} {
 		if res := requireCheck(t, r, name); !res.Passed || !strings.Contains(res.Reason, want) {
 			t.Errorf("check %q: passed %v, reason %q; want it to pass mentioning %q", name, res.Passed, res.Reason, want)

@@ -49,13 +49,17 @@ func (c *pluginCheck) checkScope(resp *api.ConfigureResponse) bool {
 		c.reject(codes.InvalidArgument, "plugin %q %s", c.full, reason)
 		return false
 	}
+	where := c.grantWhere()
 	if f.MatchesAll() {
 		c.rec.pass(CheckScope, 0, "none: every pod and container")
+		if where != nil {
+			c.world.bringInto(where)
+		}
 		return true
 	}
 	c.scope = f
 	c.outsidePod, c.outsideCtr = c.world.outsideOf(f)
-	if n := c.world.bringInto(f); n == 0 {
+	if n := c.world.bringInto(filter.And(f, where)); n == 0 {
 		c.rec.pass(CheckScope, 0, "%s; no pod of the checker's could be brought into it (it has a CEL expression), so the plugin is sent no events about pods", f)
 		return true
 	}
@@ -184,17 +188,13 @@ func (c *pluginCheck) outsideLifecycle(ctx context.Context, pod *api.PodSandbox,
 		if !subscribed.IsSet(ev) {
 			continue
 		}
-		var ans proto.Message
-		_, err := c.callTimeout(ctx, func(ctx context.Context) (err error) {
-			ans, err = w.deliver(ctx, c.plugin, ev, c.inst)
-			return err
-		})
+		dl := c.deliver(ctx, w, ev)
 		sent++
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %s", ev.Name(), describeCallError(err)))
+		if dl.err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", ev.Name(), describeCallError(dl.err)))
 			continue
 		}
-		problems = append(problems, touched(ev.Name(), ans, pod, ctr, outside)...)
+		problems = append(problems, touched(ev.Name(), dl.resp, pod, ctr, outside)...)
 	}
 	_, _ = c.callTimeout(ctx, func(ctx context.Context) error {
 		_, err := c.plugin.Shutdown(ctx, &api.Empty{})

@@ -53,7 +53,7 @@ func TestCheckPluginWASM(t *testing.T) {
 	if res := requireCheck(t, r, CheckSubscription); !strings.Contains(res.Reason, want.String()) {
 		t.Errorf("%s: %q, want the template's handlers %s", CheckSubscription, res.Reason, want)
 	}
-	if res := requireCheck(t, r, EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "adjusts 1 env") {
+	if res := requireCheck(t, r, EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "env[NRI_TEMPLATE]") {
 		t.Errorf("CreateContainer: %q", res.Reason)
 	}
 	for _, name := range []string{CheckConfigure, CheckSyncSingle, CheckSyncChunked, CheckWellFormed, CheckStaysUp, CheckShutdown} {
@@ -201,12 +201,14 @@ func TestCheckPluginWASMAllEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The module answers every part of a split Synchronize with
-	// more=false: that check alone fails.
-	if res := requireCheck(t, r, CheckSyncChunked); res.Passed {
-		t.Errorf("%s passed with empty answers", CheckSyncChunked)
+	// more=false, as upstream's WASM plugins do: upstream's runtime never
+	// splits Synchronize for one, so that is reported, not failed.
+	if res := requireCheck(t, r, CheckSyncChunked); !res.Informational || !strings.Contains(res.Reason, "answered part 1 of 4 (more=true) with more=false") ||
+		!strings.Contains(res.Reason, "never splits Synchronize for a WASM plugin") {
+		t.Errorf("%s: %+v, want an informational result saying the module does not handle split requests", CheckSyncChunked, res)
 	}
-	if _, failed := r.Counts(); failed != 1 {
-		t.Errorf("%d checks failed, want 1 (%s): %+v", failed, CheckSyncChunked, r.Results)
+	if r.Failed() {
+		t.Errorf("checks failed: %+v", r.Results)
 	}
 	if res := requireCheck(t, r, CheckSubscription); !strings.HasPrefix(res.Reason, "0: all events") {
 		t.Errorf("%s: %q", CheckSubscription, res.Reason)
@@ -241,8 +243,8 @@ func TestCheckPluginWASMTrap(t *testing.T) {
 	if res := requireCheck(t, r, EventCheckName(api.Event_POST_CREATE_CONTAINER)); !res.Passed {
 		t.Errorf("PostCreateContainer after the trap: %+v", res)
 	}
-	if _, failed := r.Counts(); failed != 2 {
-		t.Errorf("%d checks failed, want 2 (CreateContainer and, as in TestCheckPluginWASMAllEvents, %s): %+v", failed, CheckSyncChunked, r.Results)
+	if _, failed := r.Counts(); failed != 1 {
+		t.Errorf("%d checks failed, want 1 (CreateContainer): %+v", failed, r.Results)
 	}
 	if !strings.Contains(log.String(), "made a fresh WASM plugin instance") {
 		t.Errorf("no fresh instance in the log:\n%s", log.String())

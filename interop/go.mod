@@ -9,6 +9,7 @@ require (
 	github.com/containerd/ttrpc v1.2.10
 	github.com/nrikit/nrikit v0.0.0
 	github.com/opencontainers/runtime-spec v1.3.0
+	golang.org/x/mod v0.41.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/apimachinery v0.37.2
 )
@@ -20,6 +21,7 @@ require (
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
+	github.com/moby/sys/mountinfo v0.7.2 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/tetratelabs/wazero v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect

@@ -30,11 +30,7 @@ func (g *Grant) CheckAdjustment(pod *api.PodSandbox, ctr *api.Container, adj *ap
 	}
 	var vs []Violation
 	r := &g.adjust
-	for k := range adj.GetAnnotations() {
-		if key := api.ClearRemovalMarker(k); !g.caps.Has(Annotations) || !r.annotations.match(key) {
-			vs = g.deny(vs, Annotations, quote(k), g.reason(Annotations, "key not allowed"))
-		}
-	}
+	vs = g.checkAnnotations(vs, adj.GetAnnotations())
 	for _, m := range adj.GetMounts() {
 		if reason := g.checkMount(m); reason != "" {
 			vs = g.deny(vs, Mounts, mountValue(m), reason)
@@ -139,77 +135,6 @@ func (g *Grant) checkLinux(vs []Violation, l *api.LinuxContainerAdjustment) []Vi
 // inSet reports whether the enum value v is in the bit set.
 func inSet(set uint64, v int32) bool { return v >= 0 && v < 64 && set&(1<<v) != 0 }
 
-// checkMount returns why a mount is refused, or "".
-func (g *Grant) checkMount(m *api.Mount) string {
-	if !g.caps.Has(Mounts) {
-		return notGranted
-	}
-	r := &g.adjust.mounts
-	dest, removed := m.IsMarkedForRemoval()
-	if r.destinations != nil && !r.destinations.match(dest) {
-		return "destination not allowed"
-	}
-	if removed {
-		return ""
-	}
-	bind, rw := m.GetType() == "bind" || m.GetType() == "rbind", true
-	for _, o := range m.GetOptions() {
-		switch o {
-		case "bind", "rbind":
-			bind = true
-		case "ro", "rro":
-			rw = false
-		}
-		if !r.options.match(o) {
-			return fmt.Sprintf("option %s not allowed", quote(o))
-		}
-	}
-	if !bind {
-		for _, t := range r.types {
-			if t == m.GetType() {
-				return ""
-			}
-		}
-		return fmt.Sprintf("type %s not allowed", quote(m.GetType()))
-	}
-	src := m.GetSource()
-	switch {
-	case !path.IsAbs(src):
-		return "bind source is not an absolute path"
-	case hasDotDot(src):
-		return `bind source has a ".." element`
-	}
-	src = path.Clean(src)
-	under := false
-	for i := range r.sources {
-		s := &r.sources[i]
-		if src != s.path && !strings.HasPrefix(src, s.slashed) {
-			continue
-		}
-		under = true
-		if !rw || s.readWrite {
-			return ""
-		}
-	}
-	if under {
-		return "read-write bind mount of a source allowed read-only (add option ro)"
-	}
-	return fmt.Sprintf("source %s is not under an allowed source", quote(src))
-}
-
-// hasDotDot reports whether the slash-separated path p has a ".."
-// element.
-func hasDotDot(p string) bool {
-	for p != "" {
-		var e string
-		e, p, _ = strings.Cut(p, "/")
-		if e == ".." {
-			return true
-		}
-	}
-	return false
-}
-
 // checkDevice returns why a device node is refused, or "".
 func (g *Grant) checkDevice(d *api.LinuxDevice) string {
 	if !g.caps.Has(Devices) {
@@ -241,19 +166,6 @@ func (g *Grant) checkDevice(d *api.LinuxDevice) string {
 		}
 	}
 	return "no device rule allows this path, type and number"
-}
-
-// checkHooks checks every hook of every stage.
-func (g *Grant) checkHooks(vs []Violation, h *api.Hooks) []Violation {
-	for _, stage := range [][]*api.Hook{h.GetPrestart(), h.GetCreateRuntime(), h.GetCreateContainer(),
-		h.GetStartContainer(), h.GetPoststart(), h.GetPoststop()} {
-		for _, hook := range stage {
-			if !g.caps.Has(Hooks) || !g.adjust.hooks.match(hook.GetPath()) {
-				vs = g.deny(vs, Hooks, quote(hook.GetPath()), g.reason(Hooks, "hook path not allowed"))
-			}
-		}
-	}
-	return vs
 }
 
 // checkRlimit returns why an rlimit is refused, or "".

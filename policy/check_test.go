@@ -109,6 +109,7 @@ default:
       types: [tmpfs]
       options: [bind, rbind, ro, rw, nosuid, "size=*"]
       destinations: ["/models*", "/cache", "/tmp"]
+      remove: ["/models*"]
     env: ["NVIDIA_*"]
     hooks: ["/usr/bin/nvidia-ctk"]
     rlimits:
@@ -314,14 +315,23 @@ grants:
 }
 
 // TestCheckAllowPathAllocations checks that a check that allows
-// everything does not allocate.
+// everything does not allocate, but to look bind mount sources up on the
+// host: at most one allocation per name looked up (each a system call).
 func TestCheckAllowPathAllocations(t *testing.T) {
 	g, adj := benchGrant(t)
 	if vs := g.CheckAdjustment(testPod, testCtr, adj); vs != nil {
 		t.Fatalf("benchmark adjustment refused: %v", vs)
 	}
+	names := 0
+	for _, m := range adj.Mounts {
+		names += strings.Count(m.Source, "/")
+	}
+	if n := testing.AllocsPerRun(100, func() { g.CheckAdjustment(testPod, testCtr, adj) }); n > float64(names) {
+		t.Errorf("%v allocations per allowed check, want at most %d (the names of the mount sources)", n, names)
+	}
+	adj.Mounts = nil
 	if n := testing.AllocsPerRun(100, func() { g.CheckAdjustment(testPod, testCtr, adj) }); n != 0 {
-		t.Errorf("%v allocations per allowed check, want 0", n)
+		t.Errorf("%v allocations per allowed check without mounts, want 0", n)
 	}
 }
 
@@ -339,4 +349,28 @@ grants:
 		fmt.Println(v.Field, v.Reason)
 	}
 	// Output: mounts source "/" is not under an allowed source
+}
+
+// TestResourceValuesAsSet checks that a refused memory or CPU change is
+// rendered with the settings the plugin set, and only those: a limit
+// alone is not "limit N reservation 0".
+func TestResourceValuesAsSet(t *testing.T) {
+	g := mustParse(t, "grants:\n  - plugins: [x]\n    update: {memory: {maxLimit: 1G}}\n").GrantFor("10", "x")
+	upd := func(r *api.LinuxResources) *api.ContainerUpdate {
+		return &api.ContainerUpdate{ContainerId: testCtr.Id, Linux: &api.LinuxContainerUpdate{Resources: r}}
+	}
+	for _, tc := range []struct {
+		r    *api.LinuxResources
+		want string
+	}{
+		{&api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 2e9}}}, `"limit 2000000000"`},
+		{&api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 2e9}, Swap: &api.OptionalInt64{Value: 0}}}, `"limit 2000000000 swap 0"`},
+		{&api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: 512}}}, `"shares 512"`},
+		{&api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1", Quota: &api.OptionalInt64{Value: 5000}}}, `"quota 5000 cpus 0-1"`},
+	} {
+		vs := g.CheckUpdate(testPod, testCtr, upd(tc.r))
+		if len(vs) != 1 || vs[0].Value != tc.want {
+			t.Errorf("%v: violations %v, want one with value %s", tc.r, vs, tc.want)
+		}
+	}
 }

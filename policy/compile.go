@@ -15,6 +15,7 @@ func (c *compiler) compile(doc *Document) *Policy {
 	if doc.Version != 0 && doc.Version != 1 {
 		c.errorf([]any{"version"}, "unknown version %d: want 1", doc.Version)
 	}
+	c.action = c.parseAction([]any{"action"}, doc.Action, ActionDeny)
 	for i, r := range doc.Required {
 		if err := checkPluginRef(r); err != nil {
 			c.errorf([]any{"required", i}, "%v", err)
@@ -51,7 +52,7 @@ func checkPluginRef(r string) error {
 
 // grant compiles one grant.
 func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
-	g := &Grant{label: label}
+	g := &Grant{label: label, action: c.parseAction(at(where, "action"), spec.Action, c.action)}
 	for i, text := range spec.Plugins {
 		pp, err := compilePattern(text)
 		if err != nil {
@@ -81,6 +82,16 @@ func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
 		c.allow(g, Evict, at(where, "evict"))
 	}
 	return g
+}
+
+// parseAction returns the action of name at path, def if it is absent;
+// an unknown one is a mistake.
+func (c *compiler) parseAction(path []any, name string, def Action) Action {
+	a, ok := parseAction(name, def)
+	if !ok {
+		c.errorf(path, "unknown action %q: want deny or audit", name)
+	}
+	return a
 }
 
 // allow records that the grant allows cp, decided by the rule at path.

@@ -32,9 +32,20 @@
 // that it is the plugin's failure of the request, under the plugin's
 // failure policy, with an error ([DeniedError]) naming the plugin, the
 // container, the field, the value and the rule, a log line and a count of
-// denied changes by plugin and field.
+// denied changes by plugin and field. A grant in audit mode (its Action,
+// or the policy's, is ActionAudit) refuses nothing: its violations are
+// logged and counted as audited, and the changes applied, to roll a
+// policy out.
+//
+// A path in an answer means what it says: mount destinations and
+// sources, hook and device paths must be absolute and clean, a mount's
+// read-only state is the one its options end with in the order the OCI
+// runtime applies them, and a bind source is looked up on the host, as
+// the kernel will look it up, and must stay in its granted directory
+// (docs/policy.md, "Paths mean what they say").
 //
 // A Policy and its Grants are immutable and safe for concurrent use. The
-// checks do not allocate when they allow everything (the common case);
+// checks do not allocate when they allow everything (the common case),
+// but to look bind mount sources up on the host (a system call per name);
 // BenchmarkCheckAdjustment measures them.
 package policy

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,10 @@ type Document struct {
 	// Default is the grant of the plugins no entry of Grants matches.
 	// Absent, those plugins may change nothing.
 	Default *GrantSpec `yaml:"default"`
+	// Action is what the runtime does with a change a grant does not
+	// allow, for the grants that do not say: "deny" (absent: the
+	// default) refuses it, "audit" logs and counts it and applies it.
+	Action string `yaml:"action"`
 }
 
 // GrantSpec is what a plugin may do.
@@ -46,6 +51,10 @@ type GrantSpec struct {
 	Update *ResourcesSpec `yaml:"update"`
 	// Evict allows the plugin to evict containers (within Where).
 	Evict bool `yaml:"evict"`
+	// Action is what the runtime does with a change the grant does not
+	// allow: "deny" or "audit" (see Document.Action); absent, the
+	// policy's.
+	Action string `yaml:"action"`
 }
 
 // WhereSpec is a scope, in the terms of api.PluginScope (see package
@@ -83,9 +92,8 @@ type AdjustSpec struct {
 	// Env are globs over the names of the environment variables the
 	// plugin may set or remove.
 	Env []string `yaml:"env"`
-	// Hooks are globs over the paths of the OCI hooks the plugin may
-	// add, whatever their stage.
-	Hooks []string `yaml:"hooks"`
+	// Hooks are the OCI hooks the plugin may add, whatever their stage.
+	Hooks []HookSpec `yaml:"hooks"`
 	// Rlimits maps each POSIX rlimit the plugin may set (RLIMIT_NOFILE)
 	// to its caps.
 	Rlimits map[string]RlimitSpec `yaml:"rlimits"`
@@ -137,8 +145,11 @@ type MountsSpec struct {
 	// times, private or slave propagation).
 	Options []string `yaml:"options"`
 	// Destinations are globs over the paths in the container a mount may
-	// have, or remove; absent: any.
+	// have; absent: any but the system paths (see docs/policy.md).
 	Destinations []string `yaml:"destinations"`
+	// Remove are globs over the destinations of the mounts the plugin
+	// may remove; absent: none.
+	Remove []string `yaml:"remove"`
 }
 
 // SourceSpec is a host directory that may be bind-mounted.
@@ -148,6 +159,47 @@ type SourceSpec struct {
 	// ReadWrite allows read-write mounts of it; without it a bind mount
 	// must be read-only (option ro or rro).
 	ReadWrite bool `yaml:"readWrite"`
+}
+
+// HookSpec allows OCI hooks: the executables a glob over their path
+// matches, with the arguments and the environment they may carry.
+// Written as a string, it is a Path alone, which allows no argument but
+// the hook's name (its path or the base of it) and no environment.
+type HookSpec struct {
+	// Path is a glob over the hook's path, which is absolute.
+	Path string `yaml:"path"`
+	// Args are globs, one per argument: the hook's arguments (its name,
+	// argv[0], first) must be as many and each match its glob. Absent:
+	// no argument but the hook's name.
+	Args []string `yaml:"args"`
+	// MoreArgs allows any arguments after those of Args (with Args
+	// absent, any arguments at all).
+	MoreArgs bool `yaml:"moreArgs"`
+	// Env are globs over the hook's environment entries, NAME=VALUE as
+	// written ("DEBUG=*"); each entry must match one. Absent: none.
+	Env []string `yaml:"env"`
+}
+
+// hookSpecKeys are the keys of a HookSpec written as a mapping.
+var hookSpecKeys = []string{"path", "args", "moreArgs", "env"}
+
+// UnmarshalYAML decodes a HookSpec from a string (its path) or a mapping
+// of its keys (strictly: an unknown key is a mistake, as elsewhere in
+// the file).
+func (h *HookSpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		*h = HookSpec{Path: n.Value}
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(hookSpecKeys, k.Value) {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type policy.HookSpec", k.Line, k.Value)}}
+			}
+		}
+	}
+	type fields HookSpec // without this method
+	return n.Decode((*fields)(h))
 }
 
 // DeviceSpec allows device nodes: a path in the container, and the

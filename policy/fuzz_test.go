@@ -24,10 +24,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("default:\n  adjust:\n    mounts: {sources: [{path: /}]}\n"))
 	f.Add([]byte("grants:\n  - plugins: [\"*\"]\n    where: {podLabelSelector: \"a in (b)\"}\n"))
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
+	f.Add([]byte("action: audit\ndefault:\n  action: deny\n  adjust:\n    hooks: [/x, {path: /y, args: [y, \"*\"], moreArgs: true, env: [\"A=*\"]}]\n    mounts: {remove: [/m], destinations: [\"/d/*\"]}\n    annotations: [cdi.k8s.io/nri]\n"))
 	attack := &api.ContainerAdjustment{
-		Mounts: []*api.Mount{{Source: "/", Destination: "/host", Type: "bind", Options: []string{"rbind", "rw"}}},
-		Env:    []*api.KeyValue{{Key: "-PATH"}},
-		Linux:  &api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{{Path: "/dev/sda", Type: "b", Major: 8}}},
+		Mounts: []*api.Mount{{Source: "/", Destination: "/host", Type: "bind", Options: []string{"rbind", "rw"}},
+			{Destination: "-/proc"}},
+		Env:         []*api.KeyValue{{Key: "-PATH"}},
+		Annotations: map[string]string{"cdi.k8s.io/nri": "vendor.com/disk=sda"},
+		Hooks:       &api.Hooks{Prestart: []*api.Hook{{Path: "/y", Args: []string{"sh"}, Env: []string{"LD_PRELOAD=/x"}}}},
+		Linux:       &api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{{Path: "/dev/sda", Type: "b", Major: 8}}},
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)

@@ -22,6 +22,7 @@ type Policy struct {
 // concurrent use. The nil *Grant allows everything (no policy).
 type Grant struct {
 	label    string // "policy.yaml:7: grants[1]"
+	action   Action
 	patterns []pluginPattern
 	where    *api.PluginScope
 	filter   *filter.Filter
@@ -181,5 +182,8 @@ func (g *Grant) Summary() string {
 	}
 	b.WriteString(" where=" + g.filter.String())
 	b.WriteString(" allows=" + g.caps.String())
+	if g.action == ActionAudit {
+		b.WriteString(" action=audit")
+	}
 	return b.String()
 }

@@ -3,8 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"io/fs"
+	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
@@ -56,14 +56,54 @@ func WithFilterOptions(opts ...filter.Option) Option {
 // Load reads and parses the policy file at path. The file must be
 // trusted as a runtime's configuration is (internal/trustedfile: a
 // regular file owned by root or the effective user, not writable by its
-// group or others) and at most MaxFileSize bytes: whoever can write it
-// decides what every plugin may do.
+// group or others), and so must its directory and every directory on the
+// way to it, as the plugin directory (see [CheckDirectory]); it is at
+// most MaxFileSize bytes. Whoever can write it decides what every plugin
+// may do, and whoever can write its directory can remove it.
 func Load(path string, opts ...Option) (*Policy, error) {
+	if err := checkFile(path); err != nil {
+		return nil, fmt.Errorf("reading the policy: %w", err)
+	}
 	data, err := trustedfile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading the policy: %w", err)
 	}
 	return Parse(path, data, opts...)
+}
+
+// checkFile checks the directories of the policy file at path: the one
+// it is named in and, if it is a symbolic link, the one of the file it
+// leads to (trustedfile.CheckDir), and the way to the file
+// (trustedfile.CheckPath).
+func checkFile(path string) error {
+	if err := CheckDirectory(path); err != nil {
+		return err
+	}
+	real, _, err := trustedfile.CheckPath(path)
+	if err != nil {
+		return err
+	}
+	if _, err := trustedfile.CheckDir(filepath.Dir(real)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CheckDirectory returns why the directory of the policy file at path is
+// not trusted, or nil: it must be owned by root or the effective user and
+// not writable by its group or others, and so must every directory on
+// the way to it (which may be writable by others if it has the sticky
+// bit, as /tmp), as for the plugin directory (trustedfile.CheckDir). It
+// does not look at the file, which need not exist: a runtime without its
+// policy file in a directory others may write cannot tell whether the
+// administrator removed it or someone else did. A directory that does
+// not exist is no reason (nil).
+func CheckDirectory(path string) error {
+	_, err := trustedfile.CheckDir(filepath.Dir(path))
+	if errors.Is(err, fs.ErrNotExist) && !trustedfile.IsUntrusted(err) {
+		return nil
+	}
+	return err
 }
 
 // LoadUntrusted is Load without the owner and mode rules, for a tool
@@ -82,8 +122,11 @@ func LoadUntrusted(path string, opts ...Option) (*Policy, error) {
 }
 
 // CheckTrusted returns why Load would refuse the file at path (its owner,
-// its mode, its type), or nil.
+// its mode, its type, its directories), or nil.
 func CheckTrusted(path string) error {
+	if err := checkFile(path); err != nil {
+		return err
+	}
 	f, _, err := trustedfile.Open(path, MaxFileSize)
 	if err != nil {
 		return err
@@ -153,6 +196,8 @@ type compiler struct {
 	root *yaml.Node
 	cfg  *config
 	errs []error
+	// action is the policy's, the grants' default.
+	action Action
 }
 
 // errorf records a mistake at the YAML path (keys and indices from the
@@ -201,21 +246,7 @@ func (c *compiler) line(path []any) int {
 }
 
 // pathString renders a YAML path: grants[1].adjust.mounts.
-func pathString(path []any) string {
-	var b strings.Builder
-	for _, step := range path {
-		switch s := step.(type) {
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s)
-		case int:
-			b.WriteString("[" + strconv.Itoa(s) + "]")
-		}
-	}
-	return b.String()
-}
+func pathString(path []any) string { return yamldoc.PathString(path) }
 
 // at returns path extended by steps, as a new slice.
 func at(path []any, steps ...any) []any {

@@ -32,7 +32,7 @@ func TestParseSamples(t *testing.T) {
 	if ns := di.Where().GetNamespaces(); len(ns) != 1 || ns[0] != "gpu-workloads" {
 		t.Errorf("device-injector: where %v", di.Where())
 	}
-	if g := p.GrantFor("20", "logger"); !g.Capabilities().Empty() || g.String() != "testdata/samples.yaml:36: grants[5]" {
+	if g := p.GrantFor("20", "logger"); !g.Capabilities().Empty() || g.String() != "testdata/samples.yaml:37: grants[5]" {
 		t.Errorf("logger: %s, capabilities %v", g, g.Capabilities())
 	}
 	all, err := LoadUntrusted("testdata/allow-all.yaml")
@@ -48,8 +48,8 @@ func TestParseSamples(t *testing.T) {
 // file and the line of the mistake.
 func TestParseErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ doc, want string }{
-		"unknown key":          {"grants:\n  - plugins: [x]\n    adjsut: {}\n", `policy.yaml:3: unknown key "adjsut" in grantspec`},
-		"unknown nested key":   {"default:\n  adjust:\n    mounts:\n      source: [/x]\n", `policy.yaml:4: unknown key "source" in mountsspec`},
+		"unknown key":          {"grants:\n  - plugins: [x]\n    adjsut: {}\n", `policy.yaml:3: unknown key "adjsut" in grants[0] (did you mean "adjust"?)`},
+		"unknown nested key":   {"default:\n  adjust:\n    mounts:\n      source: [/x]\n", `policy.yaml:4: unknown key "source" in default.adjust.mounts (did you mean "sources"?)`},
 		"duplicate key":        {"default:\n  evict: true\n  evict: false\n", `policy.yaml:3: mapping key "evict" already defined at line 2`},
 		"wrong type":           {"default:\n  adjust:\n    env: NVIDIA_*\n", `policy.yaml:3: cannot unmarshal a string ("NVIDIA_*") into default.adjust.env: want a list`},
 		"bad size":             {"default:\n  update:\n    memory: {maxLimit: lots}\n", `policy.yaml:3: invalid size "lots"`},

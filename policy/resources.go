@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nrikit/nrikit/api"
 )
@@ -110,13 +111,47 @@ func cpuSet(c *api.LinuxCPU) bool {
 		c.GetRealtimePeriod() != nil || c.GetCpus() != "" || c.GetMems() != "")
 }
 
+// memoryValue renders the memory settings m sets, and only those (a
+// reservation the plugin did not set is not "reservation 0").
 func memoryValue(m *api.LinuxMemory) string {
-	return fmt.Sprintf("limit %d reservation %d", m.GetLimit().GetValue(), m.GetReservation().GetValue())
+	var b setFields
+	b.add("limit", m.GetLimit() != nil, m.GetLimit().GetValue())
+	b.add("reservation", m.GetReservation() != nil, m.GetReservation().GetValue())
+	b.add("swap", m.GetSwap() != nil, m.GetSwap().GetValue())
+	b.add("kernel", m.GetKernel() != nil, m.GetKernel().GetValue())
+	b.add("kernel_tcp", m.GetKernelTcp() != nil, m.GetKernelTcp().GetValue())
+	b.add("swappiness", m.GetSwappiness() != nil, m.GetSwappiness().GetValue())
+	b.add("disable_oom_killer", m.GetDisableOomKiller() != nil, m.GetDisableOomKiller().GetValue())
+	b.add("use_hierarchy", m.GetUseHierarchy() != nil, m.GetUseHierarchy().GetValue())
+	return quote(b.String())
 }
 
+// cpuValue renders the CPU settings c sets, and only those.
 func cpuValue(c *api.LinuxCPU) string {
-	return quote(fmt.Sprintf("shares %d quota %d period %d cpus %s mems %s", c.GetShares().GetValue(),
-		c.GetQuota().GetValue(), c.GetPeriod().GetValue(), c.GetCpus(), c.GetMems()))
+	var b setFields
+	b.add("shares", c.GetShares() != nil, c.GetShares().GetValue())
+	b.add("quota", c.GetQuota() != nil, c.GetQuota().GetValue())
+	b.add("period", c.GetPeriod() != nil, c.GetPeriod().GetValue())
+	b.add("realtime_runtime", c.GetRealtimeRuntime() != nil, c.GetRealtimeRuntime().GetValue())
+	b.add("realtime_period", c.GetRealtimePeriod() != nil, c.GetRealtimePeriod().GetValue())
+	b.add("cpus", c.GetCpus() != "", c.GetCpus())
+	b.add("mems", c.GetMems() != "", c.GetMems())
+	return quote(b.String())
+}
+
+// setFields renders the fields of a message that are set, "NAME VALUE"
+// each, separated by blanks.
+type setFields struct{ strings.Builder }
+
+// add renders the field name with its value if it is set.
+func (b *setFields) add(name string, set bool, value any) {
+	if !set {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	fmt.Fprintf(b, "%s %v", name, value)
 }
 
 func deviceRuleValue(d *api.LinuxDeviceCgroup) string {

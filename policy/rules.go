@@ -23,33 +23,21 @@ func (l globList) match(s string) bool {
 
 // adjustRules are the compiled rules of a grant's adjust.
 type adjustRules struct {
-	annotations, env, hooks, cdi, sysctl, netDevices globList
-	mounts                                           mountRules
-	rlimits                                          map[string]RlimitSpec
-	devices                                          []deviceRule
-	resources                                        resourceRules
-	oomMin, oomMax                                   int64
-	ioClasses                                        uint64 // bit set of api.IOPrioClass
-	nsCreate, nsJoin, nsRemove                       uint16 // bit sets of namespaceTypes
-	schedPolicies                                    uint64 // bit set of api.LinuxSchedulerPolicy
-	minNice, maxPriority                             int32
-	rdtClos                                          globList
-	rdtSchemata, rdtMonitoring                       bool
-	mpolModes                                        uint64 // bit set of api.MpolMode
-}
-
-// mountRules are the compiled rules of adjust.mounts.
-type mountRules struct {
-	sources      []sourceRule
-	types        []string
-	options      globList
-	destinations globList // nil: any
-}
-
-// sourceRule is a host directory that may be bind-mounted.
-type sourceRule struct {
-	path, slashed string // slashed: path + "/" ("/" for the root)
-	readWrite     bool
+	env, cdi, sysctl, netDevices globList
+	annotations                  annotationRules
+	hooks                        []hookRule
+	mounts                       mountRules
+	rlimits                      map[string]RlimitSpec
+	devices                      []deviceRule
+	resources                    resourceRules
+	oomMin, oomMax               int64
+	ioClasses                    uint64 // bit set of api.IOPrioClass
+	nsCreate, nsJoin, nsRemove   uint16 // bit sets of namespaceTypes
+	schedPolicies                uint64 // bit set of api.LinuxSchedulerPolicy
+	minNice, maxPriority         int32
+	rdtClos                      globList
+	rdtSchemata, rdtMonitoring   bool
+	mpolModes                    uint64 // bit set of api.MpolMode
 }
 
 // deviceRule is a compiled DeviceSpec.
@@ -71,14 +59,6 @@ type resourceRules struct {
 	grantAccess                           bool
 	maxPids                               int64
 }
-
-// safeMountOptions are the mount options allowed when a grant does not
-// list them: bind flavours, read-only or read-write, nosuid, nodev,
-// noexec, access times, private or slave propagation. Shared
-// propagation, which lets mounts made in the container appear on the
-// host, is not among them.
-var safeMountOptions = []string{"bind", "rbind", "ro", "rro", "rw", "nosuid", "nodev", "noexec",
-	"noatime", "nodiratime", "relatime", "private", "rprivate", "slave", "rslave"}
 
 // namespaceTypes are the Linux namespace types, as the OCI spec names
 // them; a type's bit in the rules is its index here.
@@ -109,9 +89,15 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		c.allow(g, cp, at(path, key))
 		return c.globs(at(path, key), patterns)
 	}
-	r.annotations = list(Annotations, "annotations", a.Annotations)
+	if len(a.Annotations) > 0 {
+		c.allow(g, Annotations, at(path, "annotations"))
+		r.annotations = c.annotations(at(path, "annotations"), a.Annotations)
+	}
 	r.env = list(Env, "env", a.Env)
-	r.hooks = list(Hooks, "hooks", a.Hooks)
+	if len(a.Hooks) > 0 {
+		c.allow(g, Hooks, at(path, "hooks"))
+		r.hooks = c.hooks(at(path, "hooks"), a.Hooks)
+	}
 	r.cdi = list(CDIDevices, "cdiDevices", a.CDIDevices)
 	r.sysctl = list(Sysctl, "sysctl", a.Sysctl)
 	r.netDevices = list(NetDevices, "netDevices", a.NetDevices)
@@ -191,37 +177,6 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		c.allow(g, MemoryPolicy, at(path, "memoryPolicy"))
 		r.mpolModes = c.enumSet(at(path, "memoryPolicy", "modes"), s.Modes, api.MpolMode_value, "memory policy mode")
 	}
-}
-
-// mounts compiles adjust.mounts.
-func (c *compiler) mounts(path []any, m *MountsSpec) mountRules {
-	var r mountRules
-	for i, s := range m.Sources {
-		if !absClean(s.Path) {
-			c.errorf(at(path, "sources", i, "path"), "%q is not an absolute clean path (such as /srv/models)", s.Path)
-			continue
-		}
-		slashed := s.Path + "/"
-		if s.Path == "/" {
-			slashed = "/"
-		}
-		r.sources = append(r.sources, sourceRule{path: s.Path, slashed: slashed, readWrite: s.ReadWrite})
-	}
-	for i, t := range m.Types {
-		if t == "" || t == "bind" || t == "rbind" || strings.ContainsAny(t, " \t/") {
-			c.errorf(at(path, "types", i), "type %q: want a file system type other than bind (bind mounts are allowed by sources)", t)
-		}
-	}
-	r.types = m.Types
-	if m.Options != nil {
-		r.options = c.globs(at(path, "options"), m.Options)
-	} else {
-		r.options = c.globs(nil, safeMountOptions)
-	}
-	if m.Destinations != nil {
-		r.destinations = c.globs(at(path, "destinations"), m.Destinations)
-	}
-	return r
 }
 
 // device compiles a device rule.

@@ -59,6 +59,10 @@ type DeniedError struct {
 	Target string
 	// Violations are the refused changes, at least one.
 	Violations []Violation
+	// Action is the grant's: ActionDeny, the changes are refused;
+	// ActionAudit, they are applied, and this error is only logged and
+	// counted.
+	Action Action
 }
 
 // maxListed is the number of violations DeniedError's message lists.
@@ -69,7 +73,11 @@ const maxListed = 4
 // policy: mounts {...} denied: ... (policy.yaml:7: ...); and 2 more".
 func (e *DeniedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %s: changes to %s denied by the policy: ", e.Plugin, e.Target)
+	if e.Action == ActionAudit {
+		fmt.Fprintf(&b, "plugin %s: changes to %s would be denied by the policy (audit): ", e.Plugin, e.Target)
+	} else {
+		fmt.Fprintf(&b, "plugin %s: changes to %s denied by the policy: ", e.Plugin, e.Target)
+	}
 	for i, v := range e.Violations {
 		if i == maxListed {
 			fmt.Fprintf(&b, "; and %d more", len(e.Violations)-maxListed)
@@ -90,6 +98,24 @@ func Deny(plugin string, pod *api.PodSandbox, ctr *api.Container, violations []V
 	if len(violations) == 0 {
 		return nil
 	}
+	return denied(plugin, pod, ctr, violations)
+}
+
+// Deny returns the DeniedError of plugin (IDX-NAME) for violations of the
+// grant in a change of ctr (nil for a pod-level refusal) of pod, with the
+// grant's Action, or nil if there are none.
+func (g *Grant) Deny(plugin string, pod *api.PodSandbox, ctr *api.Container, violations []Violation) *DeniedError {
+	if len(violations) == 0 {
+		return nil
+	}
+	e := denied(plugin, pod, ctr, violations)
+	e.Action = g.Action()
+	return e
+}
+
+// denied returns the DeniedError of plugin for violations in a change of
+// ctr of pod.
+func denied(plugin string, pod *api.PodSandbox, ctr *api.Container, violations []Violation) *DeniedError {
 	target := fmt.Sprintf("pod %s/%s", pod.GetNamespace(), pod.GetName())
 	if ctr != nil {
 		target = fmt.Sprintf("container %s (%s) of %s", ctr.GetName(), ctr.GetId(), target)

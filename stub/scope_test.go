@@ -2,6 +2,7 @@ package stub_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/filter/celscope"
+	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
@@ -269,10 +270,55 @@ func TestScopeDecidedAtCreation(t *testing.T) {
 	}
 }
 
+// The CEL expressions of TestScopeCEL.
+const (
+	gpuMainCEL = `pod.labels[?"accel"].orValue("") == "gpu" && container.name == "main"`
+	// strictCEL fails to evaluate on a pod without the label.
+	strictCEL = `pod.labels["accel"] == "gpu"`
+)
+
+// fakeCEL stands in for celscope.Compile in this package's tests, which
+// must not import cel-go: go mod tidy in a module using the stub loads
+// them, and cel-go's genproto packages are ambiguous next to an old
+// genproto module in that module's graph (issue 39; upstream's differ
+// plugin has one). It compiles the two expressions above to matchers
+// that behave as celscope's do (an evaluation error logged at Warn
+// through cfg.Logger, and no match); filter/celscope's stub_test.go runs
+// the stub with the real compiler.
+func fakeCEL(expr string, cfg filter.CELConfig) (filter.Matcher, error) {
+	gpu := func(p *api.PodSandbox) bool { return p.GetLabels()["accel"] == "gpu" }
+	switch expr {
+	case gpuMainCEL:
+		return celMatcher{pod: gpu, ctr: func(p *api.PodSandbox, c *api.Container) bool { return gpu(p) && c.GetName() == "main" }}, nil
+	case strictCEL:
+		strict := func(p *api.PodSandbox) bool {
+			if _, ok := p.GetLabels()["accel"]; !ok {
+				if cfg.Logger != nil {
+					cfg.Logger.Warn("scope expression failed, treating as no match", "error", "no such key: accel")
+				}
+				return false
+			}
+			return gpu(p)
+		}
+		return celMatcher{pod: strict, ctr: func(p *api.PodSandbox, _ *api.Container) bool { return strict(p) }}, nil
+	}
+	return nil, fmt.Errorf("fakeCEL: unknown expression %q", expr)
+}
+
+type celMatcher struct {
+	pod func(*api.PodSandbox) bool
+	ctr func(*api.PodSandbox, *api.Container) bool
+}
+
+func (m celMatcher) MatchPod(p *api.PodSandbox) bool                         { return m.pod(p) }
+func (m celMatcher) MatchContainer(p *api.PodSandbox, c *api.Container) bool { return m.ctr(p, c) }
+
 // TestScopeCEL: a scope's CEL expression needs CEL support in the stub
-// only where the stub evaluates the scope itself.
+// only where the stub evaluates the scope itself; with it, the stub
+// enforces the expression with the compiler WithCEL gives it, and logs an
+// evaluation error through its logger.
 func TestScopeCEL(t *testing.T) {
-	scope := &api.PluginScope{Cel: `pod.labels[?"accel"].orValue("") == "gpu" && container.name == "main"`}
+	scope := &api.PluginScope{Cel: gpuMainCEL}
 	f := newScopeFixture()
 
 	t.Run("without CEL support", func(t *testing.T) {
@@ -293,7 +339,7 @@ func TestScopeCEL(t *testing.T) {
 	t.Run("with CEL support", func(t *testing.T) {
 		rt := stubtest.NewRuntime(t)
 		plugin := &seer{}
-		_, p := startStub(t, rt, plugin, stub.WithScope(scope), stub.WithCEL(celscope.Compile))
+		_, p := startStub(t, rt, plugin, stub.WithScope(scope), stub.WithCEL(fakeCEL))
 		plugin.take()
 		f.sendAll(t, p)
 		want := []string{
@@ -309,7 +355,7 @@ func TestScopeCEL(t *testing.T) {
 		rt := stubtest.NewRuntime(t)
 		plugin := &seer{}
 		logs, logOpt := recorder()
-		_, p := startStub(t, rt, plugin, stub.WithScope(&api.PluginScope{Cel: `pod.labels["accel"] == "gpu"`}), stub.WithCEL(celscope.Compile), logOpt)
+		_, p := startStub(t, rt, plugin, stub.WithScope(&api.PluginScope{Cel: strictCEL}), stub.WithCEL(fakeCEL), logOpt)
 		plugin.take()
 		if _, err := p.RunPodSandbox(testContext(t), f.cpu); err != nil {
 			t.Fatal(err)

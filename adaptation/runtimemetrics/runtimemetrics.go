@@ -12,8 +12,10 @@
 // [adaptation.MetricErrors], [adaptation.MetricTimeouts],
 // [adaptation.MetricFiltered] and [adaptation.MetricOptedOut], and
 // observes the round trips in the histogram
-// [adaptation.MetricRequestSeconds]; per plugin and field it counts the
-// changes the plugin's grant refused, [adaptation.MetricDenied]; the gauge
+// [adaptation.MetricRequestSeconds]; per plugin, field and action it
+// counts the changes the plugin's grant does not allow,
+// [adaptation.MetricDenied] (action "denied": refused; "audited": the
+// grant is in audit mode and the change was applied); the gauge
 // [adaptation.MetricPlugins] is the number of plugins receiving events.
 // The series of a plugin that is gone are deleted (unless another plugin
 // of the same name is registered), so plugins coming and going under ever
@@ -53,6 +55,7 @@ var (
 	_ adaptation.MetricsRecorder = (*Metrics)(nil)
 	_ adaptation.RequestRecorder = (*Metrics)(nil)
 	_ adaptation.DeniedRecorder  = (*Metrics)(nil)
+	_ adaptation.AuditedRecorder = (*Metrics)(nil)
 )
 
 // New returns metrics registered with r. It fails if r is nil or refuses
@@ -84,8 +87,8 @@ func New(r prometheus.Registerer) (*Metrics, error) {
 			Name: adaptation.MetricOptedOut, Help: "Events not sent to NRI plugins because the plugin opted out of their object.",
 		}, labels),
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: adaptation.MetricDenied, Help: "Changes in NRI plugins' answers refused by the plugin's grant, by field.",
-		}, []string{"plugin", "field"}),
+			Name: adaptation.MetricDenied, Help: "Changes in NRI plugins' answers their grant does not allow, by field and action (denied: refused; audited: applied, the grant is in audit mode).",
+		}, []string{"plugin", "field", "action"}),
 		plugins: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: adaptation.MetricPlugins, Help: "NRI plugins receiving events (synchronizing or active).",
 		}),
@@ -136,9 +139,16 @@ func (m *Metrics) RecordFailure(plugin, request string) {
 	m.errors.WithLabelValues(plugin, request).Inc()
 }
 
-// RecordDenied implements [adaptation.DeniedRecorder].
+// RecordDenied implements [adaptation.DeniedRecorder]: it counts a
+// refused change, action "denied".
 func (m *Metrics) RecordDenied(_ context.Context, plugin, field string) {
-	m.denied.WithLabelValues(plugin, field).Inc()
+	m.denied.WithLabelValues(plugin, field, adaptation.ActionDenied).Inc()
+}
+
+// RecordAudited implements [adaptation.AuditedRecorder]: it counts an
+// audited change, action "audited".
+func (m *Metrics) RecordAudited(_ context.Context, plugin, field string) {
+	m.denied.WithLabelValues(plugin, field, adaptation.ActionAudited).Inc()
 }
 
 // PluginSkips implements [adaptation.RequestRecorder]: it resolves the

@@ -42,6 +42,22 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
+// checkSeries checks that got has the series of want, with their values,
+// and none of absent.
+func checkSeries(t *testing.T, got, want map[string]float64, absent ...string) {
+	t.Helper()
+	for key, want := range want {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
+		}
+	}
+	for _, key := range absent {
+		if _, ok := got[key]; ok {
+			t.Errorf("%s exists", key)
+		}
+	}
+}
+
 // TestRecording: what the Adaptation tells the recorder ends in the
 // series the package documents, and a forgotten plugin's series go while
 // another's stay.
@@ -57,6 +73,8 @@ func TestRecording(t *testing.T) {
 	m.RecordRequest("10-a", "Configure", time.Millisecond, adaptation.FailureRejected)
 	m.RecordFailure("10-a", "StartContainer")
 	m.RecordDenied(context.Background(), "10-a", "adjust.env")
+	m.RecordAudited(context.Background(), "10-a", "adjust.env")
+	m.RecordAudited(context.Background(), "10-a", "adjust.env")
 	skips := m.PluginSkips("10-a", api.MustParseEventMask("CreateContainer", "StopContainer"))
 	skips.Skipped(api.Event_CREATE_CONTAINER, false)
 	skips.Skipped(api.Event_STOP_CONTAINER, true)
@@ -65,8 +83,7 @@ func TestRecording(t *testing.T) {
 	skips.Skipped(api.Event(-1), false)             // not an event: ignored
 	m.RecordRequest("20-b", "CreateContainer", time.Millisecond, 0)
 
-	got := gather(t, reg)
-	for key, want := range map[string]float64{
+	checkSeries(t, gather(t, reg), map[string]float64{
 		"nri_plugins{}": 2,
 		"nri_plugin_requests_total{plugin=10-a,request=CreateContainer}":           2,
 		"nri_plugin_request_duration_seconds{plugin=10-a,request=CreateContainer}": 2,
@@ -74,25 +91,15 @@ func TestRecording(t *testing.T) {
 		"nri_plugin_request_timeouts_total{plugin=10-a,request=CreateContainer}":   1,
 		"nri_plugin_request_errors_total{plugin=10-a,request=Configure}":           1,
 		"nri_plugin_request_errors_total{plugin=10-a,request=StartContainer}":      1,
-		"nri_plugin_denied_total{field=adjust.env,plugin=10-a}":                    1,
+		"nri_plugin_denied_total{action=denied,field=adjust.env,plugin=10-a}":      1,
+		"nri_plugin_denied_total{action=audited,field=adjust.env,plugin=10-a}":     2,
 		"nri_plugin_events_filtered_total{plugin=10-a,request=CreateContainer}":    1,
 		"nri_plugin_events_filtered_total{plugin=10-a,request=StopContainer}":      0,
 		"nri_plugin_events_opted_out_total{plugin=10-a,request=StopContainer}":     2,
 		"nri_plugin_requests_total{plugin=20-b,request=CreateContainer}":           1,
-	} {
-		if v, ok := got[key]; !ok || v != want {
-			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
-		}
-	}
-	for _, absent := range []string{
-		"nri_plugin_request_timeouts_total{plugin=10-a,request=Configure}",
+	}, "nri_plugin_request_timeouts_total{plugin=10-a,request=Configure}",
 		"nri_plugin_request_errors_total{plugin=20-b,request=CreateContainer}",
-		"nri_plugin_events_filtered_total{plugin=10-a,request=StartContainer}",
-	} {
-		if _, ok := got[absent]; ok {
-			t.Errorf("%s exists", absent)
-		}
-	}
+		"nri_plugin_events_filtered_total{plugin=10-a,request=StartContainer}")
 
 	m.ForgetPlugin("10-a")
 	for key := range gather(t, reg) {

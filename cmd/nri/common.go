@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/cmd/nri/internal/scenario"
 	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
@@ -96,12 +97,10 @@ func checkPluginFile(path string) error {
 	if _, _, err := api.ParsePluginName(filepath.Base(path)); err != nil {
 		return errors.New("the file must be named IDX-NAME (two digits, a dash and a name), such as 50-myplugin")
 	}
-	info, err := os.Stat(path)
+	info, err := filearg.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file")
 	case err != nil:
-		return errors.Unwrap(err)
+		return err
 	case info.IsDir():
 		return errors.New("a directory, not a plugin (use --plugin-dir for a directory of plugins)")
 	}
@@ -115,8 +114,8 @@ func loadScenario(path, embeddedName string, embedded []byte) (*scenario.Scenari
 	if path == "" {
 		sc, err = scenario.Parse(embeddedName, embedded)
 	} else {
-		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
-			return nil, codef(exitUsage, "no scenario file %s", path)
+		if err := filearg.Check(path); err != nil {
+			return nil, codef(exitUsage, "scenario file %s: %v", path, err)
 		}
 		sc, err = scenario.Load(path)
 	}
@@ -165,6 +164,9 @@ func (f *runtimeFlags) simulatorOptions(g *globals, extra ...simulator.Option) (
 	if f.policy != "" {
 		// The file a user names: the owner and mode rules of a runtime's
 		// policy file do not apply (as for nri check policy).
+		if err := filearg.Check(f.policy); err != nil {
+			return nil, codef(exitUsage, "invalid --policy %s: %v", f.policy, err)
+		}
 		p, err := policy.LoadUntrusted(f.policy, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 		if err != nil {
 			return nil, withCode(exitScenario, fmt.Errorf("--policy: %w", err))
@@ -197,12 +199,16 @@ func (f *runtimeFlags) writeReport(g *globals, r *report.Report) error {
 }
 
 // result turns the report's outcome into the command's error. A plugin
-// that did not register comes first: it is the likelier cause of steps
-// that went wrong.
+// that did not register or was lost comes first: it is the likelier
+// cause of steps that went wrong.
 func result(r *report.Report) error {
 	switch {
+	case len(r.RegistrationErrors) > 0 && len(r.Lost) > 0:
+		return codef(exitPlugins, "%d plugin(s) did not register and %d were lost: %w", len(r.RegistrationErrors), len(r.Lost), errReported)
 	case len(r.RegistrationErrors) > 0:
 		return codef(exitPlugins, "%d plugin(s) did not register: %w", len(r.RegistrationErrors), errReported)
+	case len(r.Lost) > 0:
+		return codef(exitPlugins, "%d plugin(s) were lost during the run: %w", len(r.Lost), errReported)
 	case !r.OK:
 		return codef(exitSteps, "%d step(s) did not go as expected: %w", len(r.Failures), errReported)
 	}

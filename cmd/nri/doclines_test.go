@@ -40,8 +40,8 @@ const repoRoot = "../.."
 
 // docSources are the files whose command lines are run, relative to the
 // repository root.
-var docSources = []string{"docs/cli.md", "README.md", "cmd/nri/examples/default.yaml",
-	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml"}
+var docSources = []string{"docs/cli.md", "README.md", "deploy/README.md", "cmd/nri/examples/default.yaml",
+	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml", "cmd/nri/examples/qos.yaml"}
 
 // docLine is a command line of the documentation, normalised: "nri ..."
 // whether written as nri, go run ./cmd/nri or go install ... && nri;
@@ -430,12 +430,17 @@ func keepServing(n int, check func(t *testing.T, serve *proc)) docCase {
 
 // checksPlugin runs a documented nri check plugin and expects every check
 // to pass.
-func checksPlugin(t *testing.T, e *docEnv, argv []string) {
+func checksPlugin(t *testing.T, e *docEnv, argv []string) { passingChecks(t, e, argv) }
+
+// passingChecks is checksPlugin, returning the report.
+func passingChecks(t *testing.T, e *docEnv, argv []string) string {
+	t.Helper()
 	p := e.start(t, e.dir, argv)
 	p.expect(t, "nri check plugin", 0)
 	if !strings.Contains(p.stdout.String(), "result: PASS") && !strings.Contains(p.stdout.String(), `"failed": false`) {
 		t.Errorf("no passing result:\n%s", p.stdout.String())
 	}
+	return p.stdout.String()
 }
 
 // docLineCases are the documented command lines and how each is run.
@@ -445,12 +450,22 @@ var docLineCases = map[string]docCase{
 	"nri run cmd/nri/examples/default.yaml --output json": inDir(".", `"ok": true`),
 	"nri run --policy cmd/nri/examples/policies/env-only.yaml": func(t *testing.T, e *docEnv, argv []string) {
 		p := e.start(t, repoRoot, argv)
-		p.expect(t, "nri run --policy", 0)
-		// The timeline shows the answers; the final specs what was applied.
+		// The refusals the scenario does not expect fail the run.
+		p.expect(t, "nri run --policy", 1)
+		// The timeline marks the refused answers; the final specs show
+		// what was applied.
 		out := p.stdout.String()
 		_, specs, _ := strings.Cut(out, "CONTAINERS")
-		if !strings.Contains(out, "every outcome as expected") || strings.Contains(specs, "linux.devices[") {
-			t.Errorf("stdout: want the run to pass without the devices the policy refuses:\n%s", out)
+		for _, want := range []string{"policy: cmd/nri/examples/policies/env-only.yaml (--policy)\n",
+			"refused  20-device-injector (none of its changes applied)\n", "refused  30-hook-injector (none of its changes applied)\n",
+			"refused  40-ulimit-adjuster (none of its changes applied, as expected)\n",
+			"step 3 (createContainer train): the runtime refused 20-device-injector's answer to CreateContainer, which the step does not expect"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(specs, "linux.devices[") {
+			t.Errorf("stdout: the devices the policy refuses were applied:\n%s", out)
 		}
 		if !strings.Contains(p.stderr.String(), "plugin 20-device-injector: changes to container train") {
 			t.Errorf("stderr lacks the device-injector's refusal:\n%s", p.stderr.String())
@@ -469,6 +484,10 @@ var docLineCases = map[string]docCase{
 	},
 	"nri run cmd/nri/examples/wasm.yaml": func(t *testing.T, e *docEnv, argv []string) {
 		exampleModule(t) // the build nri run makes, from the Go build cache
+		inDir(".", "every outcome as expected")(t, e, argv)
+	},
+	"nri run cmd/nri/examples/qos.yaml": func(t *testing.T, e *docEnv, argv []string) {
+		needGo(t)
 		inDir(".", "every outcome as expected")(t, e, argv)
 	},
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o 50-mine ./myplugin": func(t *testing.T, e *docEnv, argv []string) {
@@ -656,6 +675,54 @@ var docLineCases = map[string]docCase{
 			t.Errorf("the shipped policy has a default grant:\n%s", out)
 		}
 	},
+	"nri check plugin --policy deploy/policy/policy.yaml --name 50-gpu-env -- nri plugin gpu-env": func(t *testing.T, e *docEnv, argv []string) {
+		// From the repository's root: gpu-env's answers are within its
+		// grant in the shipped node policy, and the check says which.
+		e.dir = repoRoot
+		out := passingChecks(t, e, argv)
+		if !strings.Contains(out, "PASS  answers within its grant") ||
+			!regexp.MustCompile(`50-gpu-env's grant is deploy/policy/policy\.yaml:\d+: grants\[2\], which allows every answer`).MatchString(out) {
+			t.Errorf("no passing grant check:\n%s", out)
+		}
+	},
+	"nri check policy /etc/nri/policy.yaml --plugin-dir /opt/nri/plugins": func(t *testing.T, e *docEnv, argv []string) {
+		// The sample plugins' policy with a grant for batchenv added,
+		// as /etc/nri/policy.yaml; a plugin directory with the logger and
+		// a WASM module 50-batchenv.wasm.
+		data, err := os.ReadFile(filepath.Join(repoRoot, "policy", "testdata", "samples.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(e.dir, "policy.yaml")
+		data = append(data, "  - plugins: [batchenv]\n    adjust: {env: [BATCH_*]}\n"...)
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(e.dir, "plugins")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "50-batchenv.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "10-logger"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		argv[3], argv[5] = file, dir
+		check := e.start(t, e.dir, argv)
+		check.expect(t, "nri check policy --plugin-dir", 0)
+		// The listing, with the documented paths, is docs/cli.md's.
+		_, listing, ok := strings.Cut(check.stdout.String(), "plugins of ")
+		listing = strings.NewReplacer(file, "/etc/nri/policy.yaml", dir, "/opt/nri/plugins").Replace("plugins of " + listing)
+		doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "cli.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || !strings.Contains(string(doc), "```\n"+listing+"```\n") ||
+			!strings.Contains(listing, "warning: /etc/nri/policy.yaml:") {
+			t.Errorf("nri check policy --plugin-dir lists, with the documented paths:\n%s\nwhich docs/cli.md does not show", listing)
+		}
+	},
 	"nri check runtime --socket /var/run/nri/nri.sock": func(t *testing.T, e *docEnv, argv []string) {
 		socket := socketOf(t, argv)
 		serve := e.start(t, e.dir, []string{nriBinary, "serve", "--socket", socket, "--wait-plugins", "0", "--keep"})
@@ -669,7 +736,18 @@ var docLineCases = map[string]docCase{
 	// The JavaScript plugin's lines run in TestJSPluginDocumentedCommandLines.
 	"nri check plugin -- node plugins/js-env/plugin.js":             nil,
 	"node plugins/js-env/plugin.js --socket /tmp/nri.sock --idx 50": nil,
+
+	// README's plugin of your own, outside the repository: its lines run,
+	// in order and with the plugin they build, in deploy/manifests'
+	// TestPluginOutsideRepository.
+	"nri check plugin ./50-batchenv":                          nil,
+	"nri run batch.yaml --plugin ./50-batchenv":               nil,
+	"nri run batch.yaml --plugin ./50-batchenv --output json": nil,
 }
+
+// outsideLine reports whether a documented line is one of README's plugin
+// of your own, which deploy/manifests' TestPluginOutsideRepository runs.
+func outsideLine(line string) bool { return strings.Contains(line, "50-batchenv") }
 
 // jsLine reports whether a documented line needs node and the JavaScript
 // plugin's packages.
@@ -693,7 +771,7 @@ func TestDocumentedCommandLines(t *testing.T) {
 			t.Errorf("%s: the command line %q is not run by this test: add it to docLineCases", strings.Join(found[l], ", "), l)
 			continue
 		}
-		if jsLine(l) {
+		if jsLine(l) || outsideLine(l) {
 			continue
 		}
 		t.Run(l, func(t *testing.T) {
@@ -737,4 +815,42 @@ func TestJSPluginDocumentedCommandLines(t *testing.T) {
 		e.dir = root
 		pluginOfServe(nil)(t, e, withNode(e.args("node plugins/js-env/plugin.js --socket /tmp/nri.sock --idx 50")))
 	})
+}
+
+// makeTarget matches a make command line of the documentation: `make
+// TARGET` inline, or a line of a fenced block that starts with it.
+var makeTarget = regexp.MustCompile("(?m)(?:`|^)make ([a-z][a-z0-9-]*)")
+
+// ruleTargets matches the targets of a Makefile's rules ("a b: deps"),
+// not its variables ("A := x").
+var ruleTargets = regexp.MustCompile(`(?m)^([a-zA-Z0-9_. $()-]+?):(?:[^=]|$)`)
+
+// TestDocumentedMakeTargets checks that every make target the
+// documentation names is a target of the Makefile: a renamed or removed
+// target fails the test until the documentation follows.
+func TestDocumentedMakeTargets(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range ruleTargets.FindAllStringSubmatch(string(mk), -1) {
+		for _, name := range strings.Fields(m[1]) {
+			targets[name] = true
+		}
+	}
+	if !targets["test"] || !targets["helm"] || !targets["test-cluster"] {
+		t.Fatalf("the Makefile's targets %v lack test, helm or test-cluster: the parse is wrong", targets)
+	}
+	for _, src := range []string{"README.md", "docs/cli.md", "deploy/README.md", "deploy/images/README.md", "plugins/template/README.md"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range makeTarget.FindAllStringSubmatch(string(data), -1) {
+			if !targets[m[1]] {
+				t.Errorf("%s names make %s, which the Makefile does not have", src, m[1])
+			}
+		}
+	}
 }

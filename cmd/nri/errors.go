@@ -14,10 +14,10 @@ import (
 // Exit codes of the nri command (documented in docs/cli.md).
 const (
 	exitOK          = 0
-	exitSteps       = 1 // a step did not go as the scenario expects
-	exitUsage       = 2
-	exitScenario    = 3 // invalid scenario file, or policy file (nri check policy)
-	exitPlugins     = 4 // a plugin did not register, or serve's wait failed
+	exitSteps       = 1 // a step did not go as the scenario expects, an unexpected refusal included
+	exitUsage       = 2 // a file named on the command line that cannot be read included
+	exitScenario    = 3 // invalid scenario file, or policy file (--policy, nri check)
+	exitPlugins     = 4 // a plugin did not register or was lost, or serve's wait failed
 	exitFailure     = 5
 	exitChecks      = 6 // nri check: a conformance check failed
 	exitInterrupted = 130

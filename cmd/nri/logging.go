@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,11 @@ type pluginLines struct {
 	w     io.Writer
 	json  bool
 	level slog.Level
+	// attrs are those of WithAttrs, and grouped whether WithGroup was
+	// called: a text record with a value of several lines is written by
+	// pluginLines itself (see multiline), with attrs, unless grouped.
+	attrs   []slog.Attr
+	grouped bool
 }
 
 // Enabled is also true for INFO and WARN, the levels plugin lines arrive
@@ -86,9 +92,46 @@ func (h *pluginLines) Handle(ctx context.Context, r slog.Record) error {
 		if !h.inner.Enabled(ctx, r.Level) {
 			return nil
 		}
+		if !h.json && !h.grouped && multiline(r) {
+			return h.writeFields(recordFields(r, h.attrs))
+		}
 		return h.inner.Handle(ctx, r)
 	}
 	return h.forward(ctx, r, plugin, stream)
+}
+
+// multiline reports whether the record's message or a string attribute
+// has several lines: a WASM plugin's log message with a stack trace.
+func multiline(r slog.Record) bool {
+	found := strings.Contains(strings.TrimRight(r.Message, "\n"), "\n")
+	r.Attrs(func(a slog.Attr) bool {
+		found = found || (a.Value.Kind() == slog.KindString && strings.Contains(strings.TrimRight(a.Value.String(), "\n"), "\n"))
+		return !found
+	})
+	return found
+}
+
+// recordFields returns the fields of r as slog's text handler writes
+// them: time (with milliseconds), level, msg, the handler's attrs, the
+// record's.
+func recordFields(r slog.Record, attrs []slog.Attr) fields {
+	fs := fields{{key: "time", value: r.Time.Format("2006-01-02T15:04:05.000Z07:00")}, {key: "level", value: r.Level.String()},
+		{key: "msg", value: r.Message}}
+	for _, a := range attrs {
+		fs = append(fs, field{key: a.Key, value: a.Value.String()})
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		fs = append(fs, field{key: a.Key, value: a.Value.String()})
+		return true
+	})
+	return fs
+}
+
+// writeFields writes a text line of fs (a value of several lines below
+// it, see fields.text) in one write.
+func (h *pluginLines) writeFields(fs fields) error {
+	_, err := io.WriteString(h.w, fs.text()+"\n")
+	return err
 }
 
 // forward writes the plugin's line r.Message.
@@ -111,8 +154,7 @@ func (h *pluginLines) forward(ctx context.Context, r slog.Record, plugin, stream
 		fs = append(fs, field{key: "plugin", value: plugin})
 	}
 	if !h.json {
-		_, err := io.WriteString(h.w, fs.text()+"\n")
-		return err
+		return h.writeFields(fs)
 	}
 	b, err := fs.marshalJSON()
 	if err != nil {
@@ -127,6 +169,7 @@ func (h *pluginLines) forward(ctx context.Context, r slog.Record, plugin, stream
 func (h *pluginLines) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	c.inner = h.inner.WithAttrs(attrs)
+	c.attrs = append(slices.Clip(h.attrs), attrs...)
 	return &c
 }
 
@@ -134,6 +177,7 @@ func (h *pluginLines) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h *pluginLines) WithGroup(name string) slog.Handler {
 	c := *h
 	c.inner = h.inner.WithGroup(name)
+	c.grouped = true
 	return &c
 }
 
@@ -157,16 +201,28 @@ func (fs fields) get(key string) (string, bool) {
 }
 
 // text writes the fields as slog's text handler does: key=value,
-// separated by spaces, values quoted where needed.
+// separated by spaces, values quoted where needed; except that a value
+// of several lines (a stack trace) is written below the line, indented,
+// one line a line, rather than as one quoted string of \n escapes: its
+// key says "(below)".
 func (fs fields) text() string {
-	var b strings.Builder
+	var b, below strings.Builder
 	for i, f := range fs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.key + "=" + textValue(f.value))
+		v := strings.TrimRight(f.value, "\n")
+		if !strings.Contains(v, "\n") {
+			b.WriteString(f.key + "=" + textValue(f.value))
+			continue
+		}
+		b.WriteString(f.key + "=(below)")
+		below.WriteString("\n    " + f.key + ":")
+		for _, l := range strings.Split(v, "\n") {
+			below.WriteString("\n        " + l)
+		}
 	}
-	return b.String()
+	return b.String() + below.String()
 }
 
 // marshalJSON writes the fields as one JSON object, in order; time and

@@ -100,3 +100,34 @@ func TestPluginLinesJSON(t *testing.T) {
 		t.Errorf("other lines: %v", recs[2:])
 	}
 }
+
+// TestPluginLinesStackTrace checks that a plugin's log line with a value
+// of several lines (a panic's stack trace) is written with that value
+// below it, a line a line, instead of one quoted string of \n escapes.
+func TestPluginLinesStackTrace(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(newLogHandler(&buf, logFormatText, slog.LevelWarn))
+	forwardedLine(log, `time=2026-12-03T11:03:37.755Z level=ERROR msg="plugin handler panicked" panic=boom stack="goroutine 36 [running]:\nmain.(*plugin).CreateContainer()\n\t/src/plugin.go:115 +0x318\n"`)
+	want := "time=2026-12-03T11:03:37.755Z level=ERROR msg=\"plugin handler panicked\" panic=boom stack=(below) plugin=10-logger\n" +
+		"    stack:\n        goroutine 36 [running]:\n        main.(*plugin).CreateContainer()\n        \t/src/plugin.go:115 +0x318\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestRecordStackTrace checks that a record of the runtime with a
+// message of several lines (a WASM plugin's log line with a panic's stack
+// trace) is written with the lines below it, with the handler's
+// attributes.
+func TestRecordStackTrace(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(newLogHandler(&buf, logFormatText, slog.LevelWarn)).With("component", "runtime")
+	log.Error("plugin handler panicked stack=goroutine 1 [running]:\nmain.f()\n\t/src/plugin.go:115\n", "plugin", "50-x.wasm")
+	out := buf.String()
+	_, rest, _ := strings.Cut(out, " ")
+	want := "level=ERROR msg=(below) component=runtime plugin=50-x.wasm\n" +
+		"    msg:\n        plugin handler panicked stack=goroutine 1 [running]:\n        main.f()\n        \t/src/plugin.go:115\n"
+	if !strings.HasPrefix(out, "time=") || rest != want {
+		t.Errorf("got:\n%s\nwant after the time:\n%s", out, want)
+	}
+}

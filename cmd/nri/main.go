@@ -5,12 +5,15 @@
 // same for external plugins that connect to a socket; `nri plugin NAME`
 // runs one of the sample plugins built into the binary.
 //
-// Exit codes: 0 success; 1 a step did not go as the scenario expects;
-// 2 usage error; 3 invalid scenario file; 4 a plugin did not register, or
-// `nri serve` did not get the plugins it waited for; 5 any other error
-// (such as a socket that cannot be created); 6 `nri check`: a conformance
-// check failed; 130 interrupted; 141 the reader of the output went away
-// (as a process ended by SIGPIPE).
+// Exit codes, one per kind of mistake (docs/cli.md): 0 success; 1 a step
+// did not go as the scenario expects (a refusal it does not expect
+// included); 2 usage error (a file named on the command line that cannot
+// be read included); 3 a file's content is invalid (the scenario, a
+// policy file); 4 a plugin did not register or was lost during the run,
+// or `nri serve` did not get the plugins it waited for; 5 any other error
+// (such as a socket that cannot be created); 6 `nri check`: a
+// conformance check failed; 130 interrupted; 141 the reader of the output
+// went away (as a process ended by SIGPIPE).
 package main
 
 import (

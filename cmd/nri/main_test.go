@@ -117,13 +117,15 @@ type jsonReport struct {
 	} `json:"containers"`
 }
 
-// documentedKeys are the JSON keys docs/cli.md promises, by object.
+// documentedKeys are the JSON keys docs/cli.md promises, by object, that
+// every run's output has (TestJSONKeysDocumented checks the table against
+// the report's type).
 func documentedKeys() map[string][]string {
 	return map[string][]string{
-		"":           {"scenario", "runtime", "ok", "failures", "plugins", "registrationErrors", "events", "containers", "durationMs"},
-		"plugins":    {"name", "index", "id", "kind", "pid", "events", "calls", "filtered", "errors"},
+		"":           {"scenario", "runtime", "policy", "ok", "failures", "plugins", "registrationErrors", "lost", "events", "containers", "durationMs"},
+		"plugins":    {"name", "index", "id", "kind", "pid", "events", "calls", "filtered", "errors", "refused", "state", "grant", "grantNotes"},
 		"events":     {"step", "event", "pod", "namespace", "container", "called", "filtered", "calls", "changes", "error", "expectedError", "ok", "latencyMs"},
-		"containers": {"pod", "namespace", "name", "id", "state", "error", "env", "spec", "diff"},
+		"containers": {"pod", "namespace", "name", "id", "state", "updatedBy", "error", "env", "spec", "diff"},
 	}
 }
 

@@ -8,11 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 )
 
 // script writes an executable shell script named name with body.
@@ -261,6 +264,80 @@ func TestExitCodeTable(t *testing.T) {
 	for code, what := range driven {
 		if !documented[code] {
 			t.Errorf("exit code %d (%s) is not in docs/cli.md's table", code, what)
+		}
+	}
+}
+
+// TestDescribeBuild checks nri --version's words with and without the
+// commit the build recorded (go run and -buildvcs=false record none).
+func TestDescribeBuild(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	if got, want := describeBuild(info), "(devel), commit unknown (built without version control information: go run, or go build -buildvcs=false), go1.26.8"; got != want {
+		t.Errorf("without VCS information: %q, want %q", got, want)
+	}
+	info.Settings = []debug.BuildSetting{{Key: "vcs.revision", Value: "9654983abcdef0123456789"}, {Key: "vcs.time", Value: "2026-12-07T04:00:00Z"},
+		{Key: "vcs.modified", Value: "true"}}
+	if got, want := describeBuild(info), "(devel), commit 9654983abcdef0123456789 of 2026-12-07T04:00:00Z, with uncommitted changes, go1.26.8"; got != want {
+		t.Errorf("with VCS information: %q, want %q", got, want)
+	}
+}
+
+// TestOneExitCodePerMistake: a file named on the command line that does
+// not exist is a usage error whichever flag or argument names it, and a
+// policy file with mistakes is an invalid file whichever command reads
+// it.
+func TestOneExitCodePerMistake(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("grants:\n  - plugins: [x]\n    adjust: {evn: [A]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", missing}, exitUsage, "scenario file " + missing + ": no such file"},
+		{[]string{"run", "--policy", missing}, exitUsage, "invalid --policy " + missing + ": no such file"},
+		{[]string{"run", "--plugin-dir", missing}, exitUsage, "no such directory"},
+		{[]string{"serve", "--socket", filepath.Join(dir, "s"), "--scenario", missing}, exitUsage, "scenario file " + missing + ": no such file"},
+		{[]string{"check", "policy", missing}, exitUsage, "policy file " + missing + ": no such file"},
+		{[]string{"check", "plugin", "--policy", missing, "--", "true"}, exitUsage, "invalid --policy " + missing},
+		{[]string{"check", "plugin", "--config-file", missing, "--", "true"}, exitUsage, "invalid --config-file " + missing + ": no such file"},
+		{[]string{"run", "--policy", bad}, exitScenario, bad + `:3: unknown key "evn"`},
+		{[]string{"check", "policy", bad}, exitScenario, "invalid policy file " + bad},
+		{[]string{"check", "plugin", "--policy", bad, "--", "true"}, exitScenario, bad + `:3: unknown key "evn"`},
+	} {
+		r := nri(t, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr+r.stdout, tc.want) {
+			t.Errorf("nri %s: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestResultExitCodes: a run with a plugin lost is exit status 4, as one
+// with a plugin that did not register, before the steps' 1; a refusal a
+// step did not expect is a step's failure, 1.
+func TestResultExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    report.Report
+		code int
+	}{
+		{"ok", report.Report{OK: true}, exitOK},
+		{"refused", report.Report{Failures: []string{"step 3 (createContainer c): the runtime refused 50-x's answer"}}, exitSteps},
+		{"lost", report.Report{Failures: []string{"step 3: x", "plugin 60-hang was lost"}, Lost: []report.Lost{{Plugin: "60-hang"}}}, exitPlugins},
+		{"not registered", report.Report{Failures: []string{"plugin 60-x did not register"}, RegistrationErrors: []report.RegistrationError{{Plugin: "60-x"}}}, exitPlugins},
+	} {
+		var ce *codedError
+		err := result(&tc.r)
+		code := exitOK
+		if errors.As(err, &ce) {
+			code = ce.code
+		}
+		if code != tc.code {
+			t.Errorf("%s: exit %d (%v), want %d", tc.name, code, err, tc.code)
 		}
 	}
 }

@@ -58,19 +58,57 @@ func isTerminal(w io.Writer) bool {
 }
 
 // version is the module version and VCS revision the binary was built
-// from.
+// from, "(devel) (9654983abcde)": the runtime version the simulated
+// runtime tells plugins, and the report's header.
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
 	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
-		}
+	if rev := buildSetting(info, "vcs.revision"); len(rev) >= 12 {
+		v += " (" + rev[:12] + ")"
 	}
 	return v
+}
+
+// longVersion is what nri --version prints after the name: the module
+// version, the commit with its time and whether the tree had changes,
+// and the Go version; or why the commit is unknown (`go run` and
+// -buildvcs=false, which CI sets, record none).
+func longVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (the binary carries no build information)"
+	}
+	return describeBuild(info)
+}
+
+// describeBuild renders the build information for --version.
+func describeBuild(info *debug.BuildInfo) string {
+	v := info.Main.Version
+	rev := buildSetting(info, "vcs.revision")
+	if rev == "" {
+		return v + ", commit unknown (built without version control information: go run, or go build -buildvcs=false), " + info.GoVersion
+	}
+	v += ", commit " + rev
+	if t := buildSetting(info, "vcs.time"); t != "" {
+		v += " of " + t
+	}
+	if buildSetting(info, "vcs.modified") == "true" {
+		v += ", with uncommitted changes"
+	}
+	return v + ", " + info.GoVersion
+}
+
+// buildSetting returns the value of the build setting key, or "".
+func buildSetting(info *debug.BuildInfo, key string) string {
+	for _, s := range info.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // newRoot builds the command tree; its flags set g.
@@ -85,16 +123,16 @@ sockets, plays a scenario of pods and containers, and reports what every plugin 
 
 Exit codes:
   0    success
-  1    a step did not go as the scenario expects
-  2    usage error
-  3    invalid scenario file
-  4    a plugin did not register (or nri serve did not get the plugins it waited for);
-       this takes precedence over 1
+  1    a step did not go as the scenario expects (a refusal it does not expect included)
+  2    usage error (a file named on the command line that cannot be read included)
+  3    a file's content is invalid: the scenario, or a policy file
+  4    a plugin did not register or was lost during the run (or nri serve did not get
+       the plugins it waited for); this takes precedence over 1
   5    other errors
   6    nri check: a conformance check failed
   130  interrupted
   141  the reader of the output went away (nri run | head), as a process ended by SIGPIPE`,
-		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a validator.
+		Example: `  # The default scenario: GPU and CPU pods, six sample plugins, a policy of plugin grants.
   nri run
 
   # Your scenario, as JSON, with your own plugin added.
@@ -102,7 +140,7 @@ Exit codes:
 
   # Wait for an external plugin on a socket, then play the serve scenario.
   nri serve --socket /tmp/nri.sock --wait-plugins 1`,
-		Version:       version(),
+		Version:       longVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

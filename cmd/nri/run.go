@@ -22,9 +22,11 @@ simulated container runtime built on nrikit's runtime library. The scenario's pl
 those given with --plugin and --plugin-dir, are launched as processes through the runtime's
 plugin directory, as containerd or CRI-O launch pre-installed plugins; WebAssembly plugin
 modules there are loaded in-process (their compiled code cached in --wasm-cache-dir). The
-output is a timeline of events (which plugins were called and which were filtered out, what
-each changed, rejections, latencies), then every container's final OCI spec as a diff
-against the spec the runtime proposed. See docs/cli.md for the scenario format and the JSON schema.`,
+output names the policy of plugin grants in force, then a timeline of events (which plugins
+were called and which were filtered out, what each changed, the answers the policy refused,
+rejections, latencies), then every container's final OCI spec as a diff against the spec the
+runtime proposed. A refusal the scenario does not expect (expectRefused) fails the run, and so
+does a plugin lost during it. See docs/cli.md for the scenario format and the JSON schema.`,
 		Example: `  nri run
   nri run cmd/nri/examples/default.yaml --output json
   nri run my.yaml --plugin ./50-myplugin --log-level info

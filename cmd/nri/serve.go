@@ -14,6 +14,7 @@ import (
 
 	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
 	"github.com/nrikit/nrikit/internal/httpserve"
+	"github.com/nrikit/nrikit/internal/sockfile"
 )
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -56,6 +57,9 @@ With --keep it keeps serving after the report, until interrupted. With --metrics
 			}
 			if socket == "" {
 				return codef(exitUsage, "--socket PATH is required")
+			}
+			if err := sockfile.CheckPath(socket); err != nil {
+				return codef(exitUsage, "invalid --socket: %v", err)
 			}
 			if wait < 0 {
 				return codef(exitUsage, "invalid --wait-plugins %d: want 0 or more", wait)

@@ -121,19 +121,7 @@ func TestRunWASMExample(t *testing.T) {
 // TestWASMExampleNeedsThePlugin plays the example without its WASM
 // plugin: its expectations fail the run.
 func TestWASMExampleNeedsThePlugin(t *testing.T) {
-	data, err := os.ReadFile(wasmExample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start, end := strings.Index(text, "  - name: wasm-env\n"), strings.Index(text, "steps:\n")
-	if start < 0 || end < start {
-		t.Fatalf("no wasm-env plugin before the steps in %s", wasmExample)
-	}
-	path := filepath.Join(t.TempDir(), "nowasm.yaml")
-	if err := os.WriteFile(path, []byte(text[:start]+text[end:]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := exampleWithout(t, wasmExample, "  - name: wasm-env\n", "steps:\n")
 	r := nri(t, "run", path, "--output", "json")
 	if r.code != exitSteps {
 		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, exitSteps, r.stderr)
@@ -143,6 +131,27 @@ func TestWASMExampleNeedsThePlugin(t *testing.T) {
 	if rep.OK || !slices.Contains(rep.Failures, want) {
 		t.Errorf("failures %q, want %q", rep.Failures, want)
 	}
+}
+
+// exampleWithout writes the example scenario at path without its text
+// from the line start up to the line end (such as its plugin) into a
+// temporary file, and returns the file's path.
+func exampleWithout(t *testing.T, path, start, end string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i, j := strings.Index(text, start), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("no %q before %q in %s", start, end, path)
+	}
+	out := filepath.Join(t.TempDir(), "without.yaml")
+	if err := os.WriteFile(out, []byte(text[:i]+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // wasmFlagScenario is a scenario for the example's WASM plugin given

@@ -75,7 +75,10 @@ type Options struct {
 	Arch string
 	// Only restricts the build to these plugin names; empty means all.
 	Only []string
-	// Log receives the go command's output.
+	// Log receives the go command's output and Build's progress: what it
+	// compiles, a line every ProgressInterval while the compiler runs (a
+	// first build compiles every dependency: minutes), and each tarball
+	// written.
 	Log io.Writer
 }
 
@@ -178,9 +181,20 @@ func Build(ctx context.Context, o Options) ([]Result, error) {
 		args = append(args, p.Package)
 	}
 	env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + o.Arch}
-	if _, err := goCommand(ctx, o.Go, o.Root, env, o.Log, args...); err != nil {
+	names := make([]string, len(plugins))
+	for i, p := range plugins {
+		names[i] = p.Name
+	}
+	fmt.Fprintf(o.Log, "images: compiling %s for linux/%s (static; a first build compiles every dependency and takes minutes)\n",
+		strings.Join(names, ", "), o.Arch)
+	start := time.Now()
+	stop := progress(o.Log, "images: still compiling", start, ProgressInterval)
+	_, err = goCommand(ctx, o.Go, o.Root, env, o.Log, args...)
+	stop()
+	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(o.Log, "images: compiled in %s\n", time.Since(start).Round(time.Second))
 
 	results := make([]Result, 0, len(plugins))
 	for _, p := range plugins {
@@ -202,8 +216,36 @@ func Build(ctx context.Context, o Options) ([]Result, error) {
 			return nil, err
 		}
 		results = append(results, Result{Name: p.Name, Ref: ref, Path: dst, Digest: digest, Size: fi.Size()})
+		fmt.Fprintf(o.Log, "images: wrote %s (%s)\n", dst, ref)
 	}
 	return results, nil
+}
+
+// ProgressInterval is how often Build says it is still compiling.
+const ProgressInterval = 30 * time.Second
+
+// progress writes "what (ELAPSED)" to log every interval since start
+// until the returned function is called, which waits for the writer to
+// stop.
+func progress(log io.Writer, what string, start time.Time, interval time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(log, "%s (%s)\n", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // tagPattern is a valid image tag (distribution's reference grammar).

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -323,14 +324,21 @@ func TestBuildOutOfTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var log bytes.Buffer
 	o := Options{
 		Go: "go", Root: mod, Packages: []string{"."}, Out: t.TempDir(), Repo: "registry.example.test/team",
 		Version: "v0.1.0", Source: "https://example.test/myplugin", Licenses: "MIT", Created: time.Unix(0, 0).UTC(),
-		Arch: runtime.GOARCH, Log: t.Output(),
+		Arch: runtime.GOARCH, Log: io.MultiWriter(t.Output(), &log),
 	}
 	results, err := Build(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// It says what it does: a first build is long.
+	for _, want := range []string{"images: compiling myplugin for linux/" + runtime.GOARCH, "images: compiled in ", "images: wrote " + filepath.Join(o.Out, "myplugin.tar")} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
 	}
 	if len(results) != 1 || results[0].Name != "myplugin" || results[0].Ref != "registry.example.test/team/myplugin:v0.1.0" ||
 		filepath.Base(results[0].Path) != "myplugin.tar" {
@@ -349,3 +357,39 @@ func TestBuildOutOfTree(t *testing.T) {
 		t.Error("a pattern without main packages built images")
 	}
 }
+
+// TestProgress checks that a long step is reported every interval until
+// it is stopped, and not after.
+func TestProgress(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
+	stop := progress(w, "still compiling", time.Now(), time.Millisecond)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		n := strings.Count(buf.String(), "still compiling (")
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no progress lines within a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	mu.Lock()
+	after := buf.Len()
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if buf.Len() != after {
+		t.Errorf("progress written after stop:\n%s", buf.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -161,23 +161,20 @@ func attackScenario(t *testing.T, name, idx, config, ns string, a attack) []byte
 }
 
 // buildNRI builds cmd/nri from the repository root, as the end-to-end
-// suite does, and returns its path.
+// suite does, and returns its path. Static and -trimpath, as the plugins
+// of TestPluginsAcceptTheirArgs and the nri of TestPluginOutsideRepository
+// (installed from another directory) are built: the three share the
+// compiled packages.
 func buildNRI(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join(pluginsDir, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "nri")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
-	build := exec.CommandContext(ctx, goCmd, "build", "-o", bin, "./cmd/nri")
+	goCmd := goCommand()
+	build := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-o", bin, "./cmd/nri")
 	build.Dir = root
-	build.Env = append(os.Environ(), "GOWORK=off")
+	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/nri: %v\n%s", err, out)
 	}

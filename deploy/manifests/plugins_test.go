@@ -24,10 +24,7 @@ func TestPluginsAcceptTheirArgs(t *testing.T) {
 		t.Skip("builds the plugins")
 	}
 	names := overlays(t)
-	root, err := filepath.Abs(filepath.Join(pluginsDir, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	bin := t.TempDir()
 	args := []string{"build", "-trimpath", "-o", bin + string(filepath.Separator)}
 	for _, name := range names {
@@ -39,10 +36,7 @@ func TestPluginsAcceptTheirArgs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
+	goCmd := goCommand()
 	build := exec.CommandContext(ctx, goCmd, args...)
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
@@ -126,4 +120,22 @@ func overlayConfig(t *testing.T, r *Rendered) string {
 	}
 	t.Fatalf("no ConfigMap holds %s", filepath.Base(wantConfigFile))
 	return ""
+}
+
+// repoRoot is the repository's root, absolute.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join(pluginsDir, ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goCommand is the go command the tests build with: GO, or go.
+func goCommand() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	return "go"
 }

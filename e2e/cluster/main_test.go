@@ -82,7 +82,12 @@ func setup(m *testing.M) int {
 	if env.tools, err = harness.EnsureTools(ctx, goBin, e2eCache, os.Stderr); err != nil {
 		return fail("%v", err)
 	}
-	phase("containerd, crictl and runc", start)
+	// The pods' network, before the long build of Kubernetes: without the
+	// CNI plugins no pod of the node becomes ready.
+	if err := harness.EnsurePodNetwork(ctx, os.Stderr); err != nil {
+		return fail("%v", err)
+	}
+	phase("containerd, crictl, runc and the CNI plugins", start)
 	start = time.Now()
 	kubeCache := os.Getenv("NRIKIT_CLUSTER_BIN")
 	if kubeCache == "" {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // CrioBuildTags are the build tags CRI-O's Makefile builds crio with on
@@ -48,7 +49,19 @@ var crioPackages = []debianPackage{
 	{"conmon", "/usr/bin/conmon"},
 	{"libseccomp-dev", "/usr/include/seccomp.h"},
 	{"busybox-static", "/bin/busybox"},
-	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
+	cniPackage,
+}
+
+// cniPackage holds the CNI plugins the pods of CRI-O and of the cluster
+// use for their network (bridge, host-local, loopback in cniPluginDir).
+var cniPackage = debianPackage{"containernetworking-plugins", cniPluginDir + "/loopback"}
+
+// EnsurePodNetwork installs with apt-get the CNI plugins that pods with
+// a network use (bridge, host-local and loopback: Debian's
+// containernetworking-plugins), when they are missing: the cluster's
+// kubelet starts no pod without them.
+func EnsurePodNetwork(ctx context.Context, log io.Writer) error {
+	return ensurePackages(ctx, log, cniPackage)
 }
 
 // EnsureCrio returns the binaries a CRI-O run needs: crictl and runc
@@ -99,24 +112,57 @@ func EnsureCrio(ctx context.Context, goBin, cacheDir, compatDir string, log io.W
 	return &Tools{Crio: t, Crictl: filepath.Join(cri, "crictl"), Runc: runc}, nil
 }
 
-// buildOnce runs build into dir+".partial" and renames that to dir,
-// unless dir exists.
+// buildOnce runs build into a new directory beside dir (dir.partial-*)
+// and renames that to dir, unless dir exists. Two runs that find dir
+// missing at once each build into a directory of their own: the first
+// to finish renames its build into place and the other drops its own,
+// so dir is always one complete build. A partial directory left by a
+// run that was killed is removed by a later build once it is a day old.
 func buildOnce(dir string, log io.Writer, build func(dir string) error) error {
 	if _, err := os.Stat(dir); err == nil {
 		fmt.Fprintf(log, "e2e: using %s\n", dir)
 		return nil
 	}
-	tmp := dir + ".partial"
-	if err := os.RemoveAll(tmp); err != nil {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	removeStalePartials(dir)
+	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".partial-")
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
 	if err := build(tmp); err != nil {
+		os.RemoveAll(tmp)
 		return err
 	}
-	return os.Rename(tmp, dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr == nil {
+			fmt.Fprintf(log, "e2e: %s was built by another run meanwhile: using it\n", dir)
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// stalePartial is the age past which a partial build directory is taken
+// for one left by a run that was killed: no build takes that long.
+const stalePartial = 24 * time.Hour
+
+// removeStalePartials removes dir's partial build directories older than
+// stalePartial.
+func removeStalePartials(dir string) {
+	matches, _ := filepath.Glob(dir + ".partial*")
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && time.Since(fi.ModTime()) > stalePartial {
+			os.RemoveAll(m)
+		}
+	}
 }
 
 // buildReleasedCrio builds CRI-O as released into dir: crio, its NRI
@@ -196,9 +242,11 @@ func goCmd(ctx context.Context, goBin, dir string, log io.Writer, args ...string
 }
 
 // goEnv is the environment of the suite's go commands: no workspace, no
-// VCS stamping, no toolchain download.
+// VCS stamping, no toolchain download, and paths trimmed (the compiled
+// packages of compat/nri do not depend on where the clone is, so that
+// CRI-O on nrikit in a fresh clone reuses them).
 func goEnv() []string {
-	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOTOOLCHAIN=local")
+	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false -trimpath", "GOTOOLCHAIN=local")
 }
 
 var errNoCrio = errors.New("harness: CRI-O's binaries are not built (EnsureCrio)")

@@ -37,15 +37,18 @@ type Listener struct {
 // bound, if not nil, is called with the path the socket was bound to,
 // before it is renamed (tests use it to look at the socket then).
 func Listen(path string, bound func(path string)) (*Listener, error) {
+	if err := CheckPath(path); err != nil {
+		return nil, err
+	}
 	dir := filepath.Dir(path)
-	tmp, err := os.MkdirTemp(dir, ".sock")
+	tmp, err := os.MkdirTemp(dir, privatePattern)
 	if err != nil {
 		return nil, fmt.Errorf("making a private directory for the socket: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	private := filepath.Join(tmp, "s")
-	if len(private) > maxPath {
-		return nil, fmt.Errorf("socket %s cannot be created: it is bound at %s first, which is longer than the %d bytes a unix socket path may have",
+	if len(private) > maxPath { // CheckPath allowed for the longest name MkdirTemp makes
+		return nil, fmt.Errorf("socket %s: the path it is bound at first, %s, is longer than the %d bytes a unix socket path may have",
 			path, private, maxPath)
 	}
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: private, Net: "unix"})
@@ -71,6 +74,28 @@ func Listen(path string, bound func(path string)) (*Listener, error) {
 		return fail(err)
 	}
 	return &Listener{UnixListener: l, path: path, info: info}, nil
+}
+
+// privatePattern is the pattern of the private directory's name, and
+// privateLen the length of the path Listen binds below the socket's
+// directory at most: "/" + the pattern + MkdirTemp's random number (at
+// most 10 digits) + "/s".
+const (
+	privatePattern = ".sock"
+	privateLen     = 1 + len(privatePattern) + 10 + 2
+)
+
+// CheckPath returns why the unix socket path cannot be bound by Listen,
+// or nil: a unix socket path may have maxPath bytes, and Listen binds
+// the socket up to privateLen bytes below its directory first.
+func CheckPath(path string) error {
+	dir := filepath.Dir(path)
+	if max := maxPath - privateLen; len(path) > maxPath || len(dir) > max {
+		return fmt.Errorf("socket path %s is too long: a unix socket path may have %d bytes, and the socket is first bound in a "+
+			"private directory inside %s, which may therefore have %d bytes at most (it has %d); choose a shorter path",
+			path, maxPath, dir, max, len(dir))
+	}
+	return nil
 }
 
 // Close closes the listener and removes its socket file, unless another

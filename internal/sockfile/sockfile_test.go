@@ -88,8 +88,12 @@ func TestListenPathTooLong(t *testing.T) {
 		t.Fatalf("test path is %d bytes long", len(path))
 	}
 	_, err := Listen(path, nil)
-	if err == nil || !strings.Contains(err.Error(), "longer than the 107 bytes a unix socket path may have") {
-		t.Fatalf("Listen: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "socket path "+path+" is too long: a unix socket path may have 107 bytes") ||
+		strings.Contains(err.Error(), "/s") {
+		t.Fatalf("Listen: %v, want the path named too long, not the private path", err)
+	}
+	if err := CheckPath(filepath.Join(tmp, "nri.sock")); err != nil {
+		t.Errorf("CheckPath of a short path: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("directory holds %v after a failed Listen", entries)

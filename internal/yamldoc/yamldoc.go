@@ -3,7 +3,7 @@
 // is and which field it is about, in the document's terms instead of the
 // Go types': "line 4: cannot unmarshal a string ("lots") into
 // resources.cpuShares: want a non-negative integer", "line 2: unknown key
-// "evnts" in config".
+// "evnts" at the top level (did you mean "events"?)".
 package yamldoc
 
 import (
@@ -42,7 +42,7 @@ func (e *Error) Error() string {
 func Decode(data []byte, v any) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Explain(data, err, nil)
+		return Explain(data, err, nil, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil
@@ -50,7 +50,7 @@ func Decode(data []byte, v any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
-		return Explain(data, err, root.Content[0])
+		return Explain(data, err, root.Content[0], v)
 	}
 	line, err := Rest(dec, data)
 	if err == nil && line > 0 {
@@ -68,7 +68,7 @@ func Rest(dec *yaml.Decoder, data []byte) (line int, err error) {
 	case errors.Is(err, io.EOF):
 		return 0, nil
 	case err != nil:
-		return 0, Explain(data, err, nil)
+		return 0, Explain(data, err, nil, nil)
 	}
 	return max(extra.Line, 1), nil
 }
@@ -76,9 +76,11 @@ func Rest(dec *yaml.Decoder, data []byte) (line int, err error) {
 // Explain turns an error of yaml.v3 about data into *Error values (joined
 // with errors.Join if there are several). For a syntax error it finds the
 // line of the mistake (yaml.v3 names the line where the enclosing block
-// starts); given the document's root node, a value of the wrong type is
-// named by its path (pods[0].labels).
-func Explain(data []byte, err error, root *yaml.Node) error {
+// starts); given the document's root node, a value of the wrong type and
+// an unknown key are named by their paths (pods[0].labels), and given
+// what the document was decoded into (v, or nil), an unknown key comes
+// with the known key it was probably meant to be.
+func Explain(data []byte, err error, root *yaml.Node, v any) error {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -89,9 +91,11 @@ func Explain(data []byte, err error, root *yaml.Node) error {
 	var errs []error
 	for _, m := range msgs {
 		line, msg := split(m)
-		e := &Error{Line: line, Msg: friendlier(msg)}
+		e := &Error{Line: line, Msg: msg}
 		if tm := typeMismatch(msg); tm != nil && line > 0 {
 			e.Msg = tm.describe(fieldAt(root, line, tm))
+		} else if sub := unknownField().FindStringSubmatch(msg); sub != nil {
+			e.Msg = unknownKey(sub[1], line, root, v)
 		}
 		errs = append(errs, e)
 	}
@@ -276,14 +280,5 @@ func fieldAt(root *yaml.Node, line int, m *mismatch) string {
 }
 
 // unknownField matches yaml.v3's message about an unknown key, which names
-// the Go type.
-var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^field (\S+) not found in type \*?\w+\.(\w+)$`) })
-
-// friendlier rewrites yaml.v3's unknown-key message in the document's
-// terms: unknown key "x" in pod.
-func friendlier(msg string) string {
-	if sub := unknownField().FindStringSubmatch(msg); sub != nil {
-		return fmt.Sprintf("unknown key %q in %s", sub[1], strings.ToLower(sub[2]))
-	}
-	return msg
-}
+// the Go type (see unknownKey).
+var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^field (\S+) not found in type (.+)$`) })

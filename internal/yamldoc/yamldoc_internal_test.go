@@ -13,3 +13,22 @@ func TestTypeMismatchWithoutField(t *testing.T) {
 		t.Error("an unknown field is not a type mismatch")
 	}
 }
+
+// TestDistance checks the edit distance the suggestions of unknown keys
+// are made with.
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"env", "env", 0}, {"evn", "env", 1}, {"ev", "env", 1}, {"envv", "env", 1}, {"xyz", "env", 3},
+		{"", "env", 3}, {"maxcpushare", "maxcpushares", 1},
+	} {
+		if got := distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := closest("xyz", []string{"env", "dirs"}); got != "" {
+		t.Errorf("closest(xyz) = %q, want none", got)
+	}
+}

@@ -12,7 +12,18 @@ type config struct {
 	Limits struct {
 		Files uint64 `yaml:"files"`
 	} `yaml:"limits"`
-	Dirs []string `yaml:"dirs"`
+	Dirs  []string `yaml:"dirs"`
+	Rules []*rule  `yaml:"rules"`
+}
+
+type rule struct {
+	MaxCPUShares uint64 `yaml:"maxCpuShares"`
+	Inline       `yaml:",inline"`
+}
+
+// Inline's keys are its parent's.
+type Inline struct {
+	Path string
 }
 
 // TestDecode checks that mistakes name their line and, where yaml.v3
@@ -21,7 +32,11 @@ func TestDecode(t *testing.T) {
 	for name, tc := range map[string]struct {
 		doc, want string
 	}{
-		"unknown key":                        {"env: {A: b}\nevnts: x\n", `line 2: unknown key "evnts" in config`},
+		"unknown key":                        {"env: {A: b}\nevnts: x\n", `line 2: unknown key "evnts" at the top level`},
+		"misspelt key":                       {"env: {A: b}\nevn: x\n", `line 2: unknown key "evn" at the top level (did you mean "env"?)`},
+		"misspelt nested key":                {"limits:\n  fles: 3\n", `line 2: unknown key "fles" in limits (did you mean "files"?)`},
+		"misspelt key in a list":             {"rules:\n  - {path: /x}\n  - maxcpushare: 3\n", `line 3: unknown key "maxcpushare" in rules[1] (did you mean "maxCpuShares"?)`},
+		"misspelt inline key":                {"rules:\n  - {pth: /x}\n", `line 2: unknown key "pth" in rules[0] (did you mean "path"?)`},
 		"wrong type":                         {"limits:\n  files: many\n", `line 2: cannot unmarshal a string ("many") into limits.files: want a non-negative integer`},
 		"mapping list":                       {"dirs: {a: b}\n", "line 1: cannot unmarshal a mapping into dirs: want a list"},
 		"two documents":                      {"dirs: [a]\n---\ndirs: [b]\n", "line 2: more than one YAML document"},

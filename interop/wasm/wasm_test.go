@@ -3,6 +3,7 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/interop/internal/fixture"
 	"github.com/nrikit/nrikit/interop/internal/lifecycle"
 )
@@ -40,7 +42,7 @@ var (
 // build builds the program in testdata/name once, with the go command of
 // $GO (or "go") and its own flags (never the race detector): the guests
 // with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, the driver for this
-// machine.
+// machine; -trimpath, so that a clone elsewhere reuses the compiled packages.
 func build(t *testing.T, name string) string {
 	t.Helper()
 	buildMu.Lock()
@@ -53,13 +55,13 @@ func build(t *testing.T, name string) string {
 		goTool = "go"
 	}
 	out := filepath.Join(workDir, name)
-	args := []string{"build", "-o", out}
+	args := []string{"build", "-trimpath", "-o", out}
 	env := append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 	if name == "driver" {
 		args = append(args, "-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=ignore")
 	} else {
 		out += ".wasm"
-		args = []string{"build", "-buildmode=c-shared", "-o", out}
+		args = []string{"build", "-trimpath", "-buildmode=c-shared", "-o", out}
 		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
 	}
 	cmd := exec.Command(goTool, append(args, "./testdata/"+name)...)
@@ -174,4 +176,37 @@ func TestNrikitGuestOnUpstreamRuntime(t *testing.T) {
 	wantAdjusted(t, "nrikit guest on upstream's runtime", ours.GetAdjust())
 	theirs, _ := viaUpstream(t, "upstreamguest")
 	lifecycle.ExpectEqual(t, "CreateContainer response on upstream's runtime, upstream guest (want) vs nrikit guest (got)", theirs, ours)
+}
+
+// TestUpstreamGuestPassesCheckPlugin runs `nri check plugin`
+// (conformance.CheckPlugin, in the driver) on the guest built with
+// upstream's glue, whose Synchronize answers every part with more=false,
+// as upstream's WASM plugins (its example among them) do: upstream's
+// runtime never splits Synchronize for a WASM plugin, so that is
+// reported, not failed, and every check passes.
+func TestUpstreamGuestPassesCheckPlugin(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, build(t, "driver"), "-mode", "check", "-wasm", build(t, "upstreamguest"),
+		"-cache", filepath.Join(workDir, "cache"), "-out", out)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("driver: %v\n%s", err, log.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep conformance.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() || len(rep.Results) == 0 {
+		t.Fatalf("checks failed:\n%s", log.String())
+	}
+	if res, _ := rep.Result(conformance.CheckSyncChunked); !res.Informational || !strings.Contains(res.Reason, "more=false") {
+		t.Errorf("%s: %+v, want it reported as not handling split requests\n%s", conformance.CheckSyncChunked, res, log.String())
+	}
 }

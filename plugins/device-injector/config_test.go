@@ -9,8 +9,8 @@ import (
 // naming the plugin, the line and the field.
 func TestParseConfigNamesField(t *testing.T) {
 	_, err := ParseConfig("# comment\nfoo: 1\n")
-	if err == nil || !strings.Contains(err.Error(), "invalid device-injector configuration: line 2: ") || !strings.Contains(err.Error(), `unknown key "foo" in config`) {
-		t.Errorf("error %v, want the line and %q", err, `unknown key "foo" in config`)
+	if err == nil || !strings.Contains(err.Error(), "invalid device-injector configuration: line 2: ") || !strings.Contains(err.Error(), `unknown key "foo" at the top level`) {
+		t.Errorf("error %v, want the line and %q", err, `unknown key "foo" at the top level`)
 	}
 	c, err := ParseConfig("# only a comment\n")
 	if err != nil {

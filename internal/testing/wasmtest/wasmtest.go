@@ -98,7 +98,7 @@ func (g *Guest) Remove() {
 }
 
 // build builds the module into a new directory and precompiles it under
-// the race detector.
+// the race detector (precompileShared).
 func (g *Guest) build(gocmd string) error {
 	if g.Pkg == "" {
 		return errors.New("no package")
@@ -119,7 +119,7 @@ func (g *Guest) build(gocmd string) error {
 		return err
 	}
 	if RaceEnabled {
-		if err := Precompile(ctx, gocmd, out, filepath.Join(dir, "cache")); err != nil {
+		if err := precompileShared(ctx, gocmd, out, filepath.Join(dir, "cache")); err != nil {
 			return err
 		}
 	}
@@ -142,10 +142,11 @@ func Build(ctx context.Context, gocmd, pkgDir, out string) error {
 }
 
 // Precompile compiles module into the compilation cache dir with
-// internal/wasmhost's test binary built without the race detector.
+// internal/wasmhost's test binary built without the race detector (and
+// -trimpath, so that a clone elsewhere reuses the compiled packages).
 func Precompile(ctx context.Context, gocmd, module, dir string) error {
 	bin := filepath.Join(filepath.Dir(dir), "precompile.test")
-	cmd := exec.CommandContext(ctx, gocmd, "test", "-c", "-o", bin, "github.com/nrikit/nrikit/internal/wasmhost")
+	cmd := exec.CommandContext(ctx, gocmd, "test", "-c", "-trimpath", "-o", bin, "github.com/nrikit/nrikit/internal/wasmhost")
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building wasmhost's test binary without the race detector: %w\n%s", err, b)

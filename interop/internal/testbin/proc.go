@@ -12,21 +12,25 @@ import (
 // Proc is a plugin process a test started, supervised by pluginproc.
 type Proc struct {
 	p   *pluginproc.Process
-	out *syncBuffer
+	out *SyncBuffer
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer that a process's output can be written to
+// while a test reads it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -38,7 +42,7 @@ func (s *syncBuffer) String() string {
 // logged if the test failed.
 func Start(t testing.TB, bin string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{out: &syncBuffer{}}
+	p := &Proc{out: &SyncBuffer{}}
 	proc, _, err := pluginproc.Start(pluginproc.Spec{Path: bin, Args: args, External: true,
 		Env: []string{NoRaceExitDelay}, Output: p.out})
 	if err != nil {

@@ -49,6 +49,37 @@ func Build(dir string, race bool, pkgs ...string) (map[string]string, error) {
 	return out, nil
 }
 
+// BuildModule compiles the main package at the root of the module in
+// moduleDir (relative to the test's directory, or absolute), a module of
+// its own beside the interop module, into dir/name. With modfile (such as
+// "go.v0.10.0.mod", beside go.mod, with its .sum) the module is built on
+// the dependencies that file requires instead of go.mod's: one plugin
+// source, several upstream NRI versions. The module's go.sum files are
+// committed; the go command downloads what they list from the module
+// proxy.
+func BuildModule(dir, name, moduleDir, modfile string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	bin, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	args := []string{"build", "-o", bin}
+	if modfile != "" {
+		args = append(args, "-modfile="+modfile)
+	}
+	cmd := exec.Command(goBin, append(args, ".")...)
+	cmd.Dir = moduleDir
+	// The interop module's flags and workspace are not the module's.
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("testbin: go %s in %s: %w\n%s", strings.Join(args, " "), moduleDir, err, msg)
+	}
+	return bin, nil
+}
+
 // Install writes an executable script dir/fullName ("IDX-NAME") that
 // runs bin with args, for a runtime to launch as a pre-installed plugin.
 // The script keeps the runtime's file descriptors and process (it execs),

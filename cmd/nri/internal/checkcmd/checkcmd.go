@@ -16,8 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/internal/wasmhost"
+	"github.com/nrikit/nrikit/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -110,6 +112,7 @@ func newPluginCmd() *cobra.Command {
 		output        = "text"
 		showOutput    bool
 		acceptTimeout time.Duration
+		policyFile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "plugin [flags] [--] COMMAND [ARG...] | MODULE.wasm",
@@ -131,6 +134,13 @@ unchanged (answer without adjustments, or opt out of them).
 A COMMAND that is a WebAssembly module (a file starting with the \0asm magic, whatever its
 name and mode) is loaded in-process as a WASM plugin and gets the same checks but those of
 the connection (registration, the socket closing), which are reported as SKIP.
+
+The plugin is named as a runtime names the files of its plugin directory: after COMMAND's
+file if that is IDX-NAME (50-mine, 50-mine.wasm), else 10-check-target; --name sets it.
+With --policy FILE, the checker applies the plugin's grant in that policy file as a runtime
+does: its pods are brought into the grant's where, and "answers within its grant" fails
+for every change of an answer the grant does not allow (which the runtime would refuse),
+naming the rule.
 
 Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 		Example: "  # nri's flags come before COMMAND: everything from COMMAND on is the plugin's.\n" +
@@ -161,6 +171,9 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 				if cfg.Config != "" {
 					return usagef(cmd, "give either --config or --config-file, not both")
 				}
+				if err := filearg.Check(configFile); err != nil {
+					return usagef(cmd, "invalid --config-file %s: %v", configFile, err)
+				}
 				b, err := os.ReadFile(configFile)
 				if err != nil {
 					return fmt.Errorf("reading the plugin configuration: %w", err)
@@ -171,6 +184,20 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 				cfg.RegistrationTimeout, cfg.RequestTimeout, cfg.ExitTimeout = timeout, timeout, timeout
 			}
 			cfg.AcceptTimeout = acceptTimeout
+			if policyFile != "" {
+				p, err := loadPolicy(policyFile)
+				var ue *UsageError
+				var pe *policy.Error
+				switch {
+				case errors.As(err, &ue):
+					return usagef(cmd, "invalid --policy %s: %v", policyFile, ue.Err)
+				case errors.As(err, &pe):
+					return fmt.Errorf("%w --policy %s:\n%v", ErrInvalidPolicy, policyFile, err)
+				case err != nil:
+					return err
+				}
+				cfg.Policy = p
+			}
 			dir, err := wasmhost.ToolCacheDir(wasmCacheDir)
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "nri: not using the default WASM compilation cache directory (%v): a WASM plugin is compiled at every check\n", err)
@@ -199,6 +226,7 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 	f.StringVar(&configFile, "config-file", "", "file whose content is sent to the plugin in Configure")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
 	f.BoolVarP(&showOutput, "verbose", "v", false, "copy the launched plugin's stdout and stderr (a WASM plugin's log) to stderr")
+	f.StringVar(&policyFile, "policy", "", "judge each answer against the plugin's grant in this policy file (docs/policy.md) as a runtime with it does: the answers it would refuse fail the check \""+conformance.CheckGrant+"\"")
 	f.StringVar(&wasmCacheDir, "wasm-cache-dir", wasmhost.DefaultCacheDir(), `WASM plugin module: keep its compiled code in this directory (the one nri run uses by default; it must be yours and not writable by others), so that the next check loads it in a fraction of a second; "" compiles it at every check`)
 	return cmd
 }

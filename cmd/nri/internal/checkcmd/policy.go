@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/cmd/nri/internal/filearg"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/filter/celscope"
+	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/nrikit/nrikit/policy"
 )
 
@@ -20,7 +25,8 @@ import (
 var ErrInvalidPolicy = errors.New("invalid policy file")
 
 func newPolicyCmd() *cobra.Command {
-	return &cobra.Command{
+	var pluginDirs []string
+	cmd := &cobra.Command{
 		Use:   "policy FILE",
 		Short: "Check a policy file of plugin grants",
 		Long: `check policy decodes and compiles a policy file (the grants of plugins, docs/policy.md) as a
@@ -29,28 +35,82 @@ selectors, unknown enum names, rlimits and namespace types are mistakes, printed
 as FILE:LINE: message. A valid file is summarized: the required plugins and each grant with
 its plugins, where and what it allows, in the order plugins are matched.
 
-Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error.`,
-		Example:      "  nri check policy /etc/nri/policy.yaml",
+With --plugin-dir DIR (a runtime's plugin directory, such as /opt/nri/plugins), each plugin
+there is listed with the name it registers under and the grant it gets; a grant or required
+entry that names a plugin of DIR without the extension its file name gives it is pointed out
+(a runtime names 50-batchenv.wasm batchenv.wasm, as upstream NRI does, so a grant for
+batchenv is not its).
+
+Exit status: 0 if the file is valid, 3 if it has mistakes, 2 for a usage error (a FILE
+or DIR that does not exist or cannot be read included).`,
+		Example:      "  nri check policy /etc/nri/policy.yaml\n  nri check policy /etc/nri/policy.yaml --plugin-dir /opt/nri/plugins",
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return checkPolicy(cmd.OutOrStdout(), args[0])
+			for _, d := range pluginDirs {
+				if info, err := os.Stat(d); err != nil || !info.IsDir() {
+					return usagef(cmd, "invalid --plugin-dir %s: not a directory", d)
+				}
+			}
+			if err := checkPolicy(cmd.OutOrStdout(), args[0]); err != nil {
+				return err
+			}
+			p, _ := loadPolicy(args[0])
+			for _, d := range pluginDirs {
+				if err := listPlugins(cmd.OutOrStdout(), p, d); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&pluginDirs, "plugin-dir", nil, "also list the plugins of this plugin directory with the names they register under and their grants, and point out grants that name one without its file name's extension (repeatable)")
+	return cmd
+}
+
+// listPlugins lists the plugins a runtime would find in its plugin
+// directory dir, each with the name it registers under, its grant under
+// p, and the grants and required entries of p that name it without the
+// extension its file name gives it.
+func listPlugins(w io.Writer, p *policy.Policy, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading the plugin directory: %w", err)
+	}
+	fmt.Fprintf(w, "plugins of %s:\n", dir)
+	for _, e := range entries {
+		idx, name, err := api.ParsePluginName(e.Name())
+		path := filepath.Join(dir, e.Name())
+		info, serr := os.Stat(path)
+		if err != nil || serr != nil || !info.Mode().IsRegular() {
+			continue // a runtime skips it too
+		}
+		kind := "executable"
+		if wasm, _ := wasmhost.IsModule(path); wasm {
+			kind = "WASM module"
+		} else if info.Mode()&0o111 == 0 {
+			continue // neither: a runtime skips it
+		}
+		fmt.Fprintf(w, "  %s (%s) registers as %s: %s\n", e.Name(), kind, api.FullPluginName(idx, name), p.GrantFor(idx, name))
+		for _, n := range p.NamedWithoutExtension(idx, name) {
+			fmt.Fprintf(w, "    warning: %s, not %s: a plugin is named after its file, extension included\n", n, name)
+		}
+	}
+	return nil
 }
 
 // checkPolicy checks the policy file at path and prints the summary or
 // the mistakes to w.
 func checkPolicy(w io.Writer, path string) error {
-	p, err := policy.LoadUntrusted(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
+	p, err := loadPolicy(path)
 	var pe *policy.Error
-	if err != nil && !errors.As(err, &pe) {
-		return err // the file could not be read
-	}
-	if err != nil {
+	if errors.As(err, &pe) {
 		n := strings.Count(err.Error(), "\n") + 1
 		fmt.Fprintln(w, err)
 		return fmt.Errorf("%w %s: %d %s", ErrInvalidPolicy, path, n, plural(n, "mistake"))
+	}
+	if err != nil {
+		return err
 	}
 	grants := p.Grants()
 	fmt.Fprintf(w, "%s: valid: %d %s and the default\n", path, len(grants)-1, plural(len(grants)-1, "grant"))
@@ -64,6 +124,16 @@ func checkPolicy(w io.Writer, path string) error {
 		fmt.Fprintf(w, "note: a runtime would refuse this file: %v\n", err)
 	}
 	return nil
+}
+
+// loadPolicy reads and compiles the policy file at path as a runtime
+// does, CEL included; a file that is missing or unreadable is a
+// *UsageError, a file with mistakes a *policy.Error (joined).
+func loadPolicy(path string) (*policy.Policy, error) {
+	if err := filearg.Check(path); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("policy file %s: %w", path, err)}
+	}
+	return policy.LoadUntrusted(path, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 }
 
 func plural(n int, word string) string {

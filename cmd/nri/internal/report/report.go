@@ -23,21 +23,51 @@ type Report struct {
 	Scenario string `json:"scenario"`
 	// Runtime is the simulated runtime's name and version.
 	Runtime string `json:"runtime"`
-	// OK is true if every step had the expected outcome.
+	// Policy is the policy of plugin grants the runtime enforced; nil
+	// for none (every plugin may change everything).
+	Policy *Policy `json:"policy"`
+	// OK is true if every step had the expected outcome, every plugin
+	// registered and none was lost.
 	OK bool `json:"ok"`
-	// Failures describe the steps that did not.
+	// Failures describe the steps that did not, then the plugins that
+	// did not register and those lost.
 	Failures []string `json:"failures"`
-	// Plugins are the plugins that registered, in invocation order.
+	// Plugins are the plugins that registered, in invocation order,
+	// those lost during the run included.
 	Plugins []Plugin `json:"plugins"`
-	// RegistrationErrors are the plugins the runtime refused or lost
-	// before the scenario ended, with the reason.
+	// RegistrationErrors are the plugins the runtime refused before they
+	// registered, with the reason.
 	RegistrationErrors []RegistrationError `json:"registrationErrors"`
+	// Lost are the plugins the runtime lost after they registered (they
+	// timed out, crashed or closed their connection), with what happened.
+	Lost []Lost `json:"lost"`
 	// Events are the lifecycle events, in order.
 	Events []Event `json:"events"`
 	// Containers are the scenario's containers, in definition order.
 	Containers []Container `json:"containers"`
 	// DurationMs is the time the steps took, in milliseconds.
 	DurationMs float64 `json:"durationMs"`
+}
+
+// Policy is the policy of plugin grants in force.
+type Policy struct {
+	// Source is where it comes from: "scenario" (the scenario's policy:)
+	// or "--policy" (a file given on the command line).
+	Source string `json:"source"`
+	// File is the file it was read from: the scenario file, or the
+	// --policy file.
+	File string `json:"file"`
+	// Line is the line of the scenario's policy: key (0 for a file of its
+	// own).
+	Line int `json:"line"`
+}
+
+// String says where the policy is, "FILE" or "FILE:LINE".
+func (p *Policy) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return p.File
 }
 
 // Plugin is one plugin that took part.
@@ -60,11 +90,49 @@ type Plugin struct {
 	// because of its scope or because it opted out of the pod or
 	// container.
 	Filtered int `json:"filtered"`
-	// Errors counts the requests it failed.
+	// Errors counts the requests it failed, its answers the runtime
+	// refused included.
 	Errors int `json:"errors"`
+	// Refused counts its answers the runtime refused (of Errors).
+	Refused int `json:"refused"`
+	// State is "registered", or "lost" if the runtime lost it during the
+	// run (see Report.Lost).
+	State string `json:"state"`
+	// Grant is the plugin's grant under the policy in force, as the
+	// policy names it ("default.yaml:118: grants[2]", "policy.yaml: no
+	// default grant"); "" without a policy.
+	Grant string `json:"grant"`
+	// GrantNotes point out grants and required entries of the policy
+	// that name the plugin without the extension of its file name, and
+	// so are not its (a WASM plugin 50-x.wasm is x.wasm).
+	GrantNotes []string `json:"grantNotes"`
 }
 
-// RegistrationError is a plugin the runtime refused or lost.
+// The states of a Plugin.
+const (
+	StateRegistered = "registered"
+	StateLost       = "lost"
+)
+
+// Lost is a plugin the runtime lost after it registered.
+type Lost struct {
+	// Plugin is the plugin's IDX-NAME.
+	Plugin string `json:"plugin"`
+	// Step is the scenario step during which it was lost (0 if not
+	// during a step).
+	Step int `json:"step"`
+	// Event is the event whose request it failed ("" if none).
+	Event string `json:"event"`
+	// Reason says what happened: the failed request and why the runtime
+	// dropped the plugin.
+	Reason string `json:"reason"`
+}
+
+// When says when the plugin was lost: "at step 3 (CreateContainer)".
+func (l Lost) When() string { return lostWhen(l) }
+
+// RegistrationError is a plugin the runtime refused before it
+// registered.
 type RegistrationError struct {
 	// Plugin is the plugin's IDX-NAME, or its file name.
 	Plugin string `json:"plugin"`
@@ -111,8 +179,43 @@ type Call struct {
 	Plugin string `json:"plugin"`
 	// LatencyMs is the request's round trip, in milliseconds.
 	LatencyMs float64 `json:"latencyMs"`
-	// Error is the plugin's error ("" if it answered).
+	// Error is the plugin's error, or why its answer was refused ("" if
+	// it answered and the answer was used).
 	Error string `json:"error"`
+	// Refused is set if the plugin answered but the runtime refused the
+	// answer: none of its changes were applied.
+	Refused bool `json:"refused"`
+	// Violations are the changes of the answer the policy does not
+	// allow.
+	Violations []Violation `json:"violations"`
+	// Expected is set for a refusal the step expected (expectRefused).
+	Expected bool `json:"expected"`
+}
+
+// Violation is one change of a plugin's answer that its grant under the
+// policy does not allow.
+type Violation struct {
+	// Field is the kind of change, the policy's field name ("env",
+	// "mounts", "rlimits", ...).
+	Field string `json:"field"`
+	// Value is the change, quoted.
+	Value string `json:"value"`
+	// Reason says why the rule does not allow it.
+	Reason string `json:"reason"`
+	// Rule is where the deciding rule is, "FILE:LINE: grants[N].adjust.KEY".
+	Rule string `json:"rule"`
+	// Action is what the runtime did about it: "refused" (the answer was
+	// not used).
+	Action string `json:"action"`
+}
+
+// ActionRefused is the Action of a violation whose answer was refused.
+const ActionRefused = "refused"
+
+// String returns "FIELD VALUE denied: REASON (RULE)", as the policy
+// words a violation.
+func (v Violation) String() string {
+	return fmt.Sprintf("%s %s denied: %s (%s)", v.Field, v.Value, v.Reason, v.Rule)
 }
 
 // Change is one field a plugin set.
@@ -129,6 +232,9 @@ type Change struct {
 	Value string `json:"value"`
 	// Removed is true if the plugin removed the field.
 	Removed bool `json:"removed"`
+	// Refused is true if the change was part of an answer the runtime
+	// refused: it was not applied.
+	Refused bool `json:"refused"`
 }
 
 // Container is one container of the scenario and its final OCI spec.
@@ -139,9 +245,13 @@ type Container struct {
 	// Name is the container's name, ID its ID.
 	Name string `json:"name"`
 	ID   string `json:"id"`
-	// State is "created", "running", "stopped", "removed", "failed"
-	// (creation failed) or "not created".
+	// State is the container's state at the end: "created", "running",
+	// "stopped", "removed", "failed" (creation failed) or "not created".
 	State string `json:"state"`
+	// UpdatedBy are the steps that updated the container's resources
+	// (updateContainer): the diff holds their changes as well as the
+	// plugins'.
+	UpdatedBy []int `json:"updatedBy"`
 	// Error is why the creation failed.
 	Error string `json:"error"`
 	// Env is the final process environment (KEY=VALUE).
@@ -170,19 +280,24 @@ func (r *Report) normalized() *Report {
 	c.Failures = nonNil(c.Failures)
 	c.Plugins = nonNil(slices.Clone(c.Plugins))
 	c.RegistrationErrors = nonNil(c.RegistrationErrors)
+	c.Lost = nonNil(c.Lost)
 	c.Events = make([]Event, len(r.Events))
 	for i, e := range r.Events {
 		e.Called, e.Filtered = nonNil(e.Called), nonNil(e.Filtered)
-		e.Calls, e.Changes = nonNil(e.Calls), nonNil(e.Changes)
+		e.Calls, e.Changes = slices.Clone(nonNil(e.Calls)), nonNil(e.Changes)
+		for j := range e.Calls {
+			e.Calls[j].Violations = nonNil(e.Calls[j].Violations)
+		}
 		c.Events[i] = e
 	}
 	c.Containers = make([]Container, len(r.Containers))
 	for i, ctr := range r.Containers {
-		ctr.Env, ctr.Diff = nonNil(ctr.Env), nonNil(ctr.Diff)
+		ctr.Env, ctr.Diff, ctr.UpdatedBy = nonNil(ctr.Env), nonNil(ctr.Diff), nonNil(ctr.UpdatedBy)
 		c.Containers[i] = ctr
 	}
 	for i := range c.Plugins {
 		c.Plugins[i].Events = nonNil(c.Plugins[i].Events)
+		c.Plugins[i].GrantNotes = nonNil(c.Plugins[i].GrantNotes)
 	}
 	return &c
 }

@@ -52,7 +52,15 @@ func (t *textWriter) printf(format string, args ...any) {
 func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	p := newPalette(opts.Color)
 	t := &textWriter{w: w}
-	t.printf("%s %s (runtime %s)\n\n", p.paint(p.bold, "NRI scenario"), p.paint(p.bold, fmt.Sprintf("%q", r.Scenario)), r.Runtime)
+	t.printf("%s %s (runtime %s)\n", p.paint(p.bold, "NRI scenario"), p.paint(p.bold, fmt.Sprintf("%q", r.Scenario)), r.Runtime)
+	switch {
+	case r.Policy == nil:
+		t.printf("policy: none (every plugin may change everything)\n\n")
+	case r.Policy.Source == "scenario":
+		t.printf("policy: the scenario's, %s\n\n", r.Policy)
+	default:
+		t.printf("policy: %s (%s)\n\n", r.Policy, r.Policy.Source)
+	}
 	r.writePlugins(t, p)
 	r.writeTimeline(t, p, opts)
 	r.writeContainers(t, p)
@@ -66,13 +74,26 @@ func (r *Report) writePlugins(t *textWriter, p palette) {
 	for _, pl := range r.Plugins {
 		width = max(width, len(pl.ID))
 	}
+	indent := strings.Repeat(" ", width+4)
 	for _, pl := range r.Plugins {
 		pid := ""
 		if pl.PID != 0 {
 			pid = fmt.Sprintf("pid %d", pl.PID)
 		}
-		t.printf("  %s  %-13s %-10s %3d calls, %d filtered%s\n", p.paint(p.cyan, pad(pl.ID, width)), pl.Kind, pid,
-			pl.Calls, pl.Filtered, errorCount(p, pl.Errors))
+		grant := ""
+		if r.Policy != nil {
+			grant = "  " + p.paint(p.dim, "grant "+grantName(pl.Grant, r.Policy.File))
+		}
+		t.printf("  %s  %-13s %-10s %3d calls, %d filtered%s%s\n", p.paint(p.cyan, pad(pl.ID, width)), pl.Kind, pid,
+			pl.Calls, pl.Filtered, errorCount(p, pl.Errors, pl.Refused), grant)
+		for _, n := range pl.GrantNotes {
+			t.printf("%s%s\n", indent, p.paint(p.yellow, fmt.Sprintf("note: %s, not %s: a plugin is named after its file, extension included", n, pl.Name)))
+		}
+		for _, l := range r.Lost {
+			if l.Plugin == pl.ID {
+				t.printf("%s%s %s\n", indent, p.paint(p.red, "LOST "+lostWhen(l)+":"), l.Reason)
+			}
+		}
 	}
 	if len(r.Plugins) == 0 {
 		t.printf("  (none)\n")
@@ -83,9 +104,51 @@ func (r *Report) writePlugins(t *textWriter, p palette) {
 	t.printf("\n")
 }
 
-func errorCount(p palette, n int) string {
-	if n == 0 {
+// pluginName returns the NAME of IDX-NAME.
+func pluginName(full string) string {
+	_, name, _ := strings.Cut(full, "-")
+	return name
+}
+
+// grantName shortens a grant's name ("FILE:LINE: grants[2]") for the
+// PLUGINS list, under a header that names the policy's file: "grants[2]
+// (line 120)", "none (may change nothing)".
+func grantName(grant, file string) string {
+	rest, ok := strings.CutPrefix(grant, file+":")
+	if !ok {
+		return grant
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "no default grant" {
+		return "none (may change nothing)"
+	}
+	if line, label, ok := strings.Cut(rest, ": "); ok {
+		return fmt.Sprintf("%s (line %s)", label, line)
+	}
+	return rest
+}
+
+// lostWhen says when a plugin was lost: "at step 3 (CreateContainer)".
+func lostWhen(l Lost) string {
+	switch {
+	case l.Step == 0:
+		return "during the run"
+	case l.Event == "":
+		return fmt.Sprintf("at step %d", l.Step)
+	}
+	return fmt.Sprintf("at step %d (%s)", l.Step, l.Event)
+}
+
+// errorCount renders a plugin's failed requests, of which refused were
+// answers the runtime refused.
+func errorCount(p palette, n, refused int) string {
+	switch {
+	case n == 0:
 		return ""
+	case refused == n:
+		return ", " + p.paint(p.red, fmt.Sprintf("%d refused", n))
+	case refused > 0:
+		return ", " + p.paint(p.red, fmt.Sprintf("%d failed (%d refused)", n, refused))
 	}
 	return ", " + p.paint(p.red, fmt.Sprintf("%d failed", n))
 }
@@ -113,6 +176,10 @@ func (e *Event) subject() string {
 
 func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 	t.printf("%s\n", p.paint(p.bold, "TIMELINE"))
+	notes := map[string][]string{}
+	for _, pl := range r.Plugins {
+		notes[pl.ID] = pl.GrantNotes
+	}
 	for i := range r.Events {
 		e := &r.Events[i]
 		step := "  "
@@ -136,12 +203,17 @@ func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 		}
 		if opts.Calls {
 			for _, c := range e.Calls {
-				t.printf("        %s %-24s %7.2fms %s\n", p.paint(p.dim, "call    "), c.Plugin, c.LatencyMs, c.Error)
+				outcome := c.Error
+				if c.Refused {
+					outcome = "refused: " + outcome
+				}
+				t.printf("        %s %-24s %7.2fms %s\n", p.paint(p.dim, "call    "), c.Plugin, c.LatencyMs, outcome)
 			}
 		}
 		for _, c := range e.Changes {
 			t.printf("        %s\n", changeLine(p, c, e.Container))
 		}
+		writeFailedCalls(t, p, e, notes)
 		if e.Error != "" {
 			color := p.red
 			if e.OK {
@@ -153,6 +225,34 @@ func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 	t.printf("\n")
 }
 
+// writeFailedCalls lists the event's requests that failed or whose
+// answers the runtime refused, with why: a refusal with each violation
+// on a line of its own, and the grants that name the plugin without its
+// file name's extension (notes, by plugin).
+func writeFailedCalls(t *textWriter, p palette, e *Event, notes map[string][]string) {
+	for _, c := range e.Calls {
+		switch {
+		case c.Refused:
+			color, note := p.red, "none of its changes applied"
+			if c.Expected {
+				color, note = p.yellow, "none of its changes applied, as expected"
+			}
+			t.printf("        %s %s (%s)\n", p.paint(color, "refused "), c.Plugin, note)
+			if len(c.Violations) == 0 {
+				t.printf("                 %s\n", c.Error)
+			}
+			for _, v := range c.Violations {
+				t.printf("                 %s\n", v)
+			}
+			for _, n := range notes[c.Plugin] {
+				t.printf("                 %s\n", p.paint(p.yellow, fmt.Sprintf("note: %s, not %s: a plugin is named after its file, extension included", n, pluginName(c.Plugin))))
+			}
+		case c.Error != "":
+			t.printf("        %s %s: %s\n", p.paint(p.red, "failed  "), c.Plugin, c.Error)
+		}
+	}
+}
+
 func changeLine(p palette, c Change, self string) string {
 	who := c.Plugin
 	if who == "" {
@@ -162,16 +262,27 @@ func changeLine(p palette, c Change, self string) string {
 	if c.Container != "" && c.Container != self {
 		target = c.Container + ": "
 	}
-	if c.Removed {
-		return fmt.Sprintf("%s %s%s", p.paint(p.cyan, pad(who, 20)), target, p.paint(p.red, "- "+c.Field))
+	refused := ""
+	if c.Refused {
+		refused = "  " + p.paint(p.red, "(refused)")
 	}
-	return fmt.Sprintf("%s %s%s = %s", p.paint(p.cyan, pad(who, 20)), target, p.paint(p.green, "+ "+c.Field), c.Value)
+	if c.Removed {
+		return fmt.Sprintf("%s %s%s%s", p.paint(p.cyan, pad(who, 20)), target, p.paint(p.red, "- "+c.Field), refused)
+	}
+	return fmt.Sprintf("%s %s%s = %s%s", p.paint(p.cyan, pad(who, 20)), target, p.paint(p.green, "+ "+c.Field), c.Value, refused)
 }
 
 func (r *Report) writeContainers(t *textWriter, p palette) {
 	t.printf("%s\n", p.paint(p.bold, "CONTAINERS (final OCI spec compared with the proposed one)"))
 	for _, c := range r.Containers {
-		t.printf("  %s  %s\n", p.paint(p.bold, c.Namespace+"/"+c.Pod+"/"+c.Name), c.State)
+		t.printf("  %s  %s\n", p.paint(p.bold, c.Namespace+"/"+c.Pod+"/"+c.Name), p.paint(p.dim, "("+stateWords(c.State)+")"))
+		if len(c.UpdatedBy) > 0 {
+			steps := make([]string, len(c.UpdatedBy))
+			for i, n := range c.UpdatedBy {
+				steps[i] = fmt.Sprint(n)
+			}
+			t.printf("      %s\n", p.paint(p.dim, fmt.Sprintf("(the resources include the scenario's updateContainer at step %s)", strings.Join(steps, ", "))))
+		}
 		if c.Error != "" {
 			t.printf("      %s\n", p.paint(p.yellow, c.Error))
 			continue
@@ -196,6 +307,17 @@ func (r *Report) writeContainers(t *textWriter, p palette) {
 	t.printf("\n")
 }
 
+// stateWords says what a container's state means at the end of the run.
+func stateWords(state string) string {
+	switch state {
+	case "failed":
+		return "its creation failed"
+	case "not created":
+		return "no step created it"
+	}
+	return "container " + state + " at the end"
+}
+
 func (r *Report) writeResult(t *textWriter, p palette) {
 	steps := 0
 	for _, e := range r.Events {
@@ -206,16 +328,23 @@ func (r *Report) writeResult(t *textWriter, p palette) {
 			count(steps, "step", "steps"), count(len(r.Events), "event", "events"), count(len(r.Plugins), "plugin", "plugins"), r.DurationMs)
 		return
 	}
-	// A plugin that did not register is a failure of the run, not of a step.
-	if stepFailures := len(r.Failures) - len(r.RegistrationErrors); stepFailures > 0 {
+	// A plugin that did not register, or that was lost, is a failure of
+	// the run, not of a step.
+	var faults []string
+	if n := len(r.RegistrationErrors); n > 0 {
+		faults = append(faults, fmt.Sprintf("%s did not register", count(n, "plugin", "plugins")))
+	}
+	if n := len(r.Lost); n > 0 {
+		faults = append(faults, fmt.Sprintf("%s %s lost", count(n, "plugin", "plugins"), plural(n, "was", "were")))
+	}
+	if stepFailures := len(r.Failures) - len(r.RegistrationErrors) - len(r.Lost); stepFailures > 0 {
 		t.printf("%s %d of %s did not go as expected", p.paint(p.red, "FAILED"), stepFailures, count(steps, "step", "steps"))
-		if n := len(r.RegistrationErrors); n > 0 {
-			t.printf(", and %d %s did not register", n, plural(n, "plugin", "plugins"))
+		for _, f := range faults {
+			t.printf(", and %s", f)
 		}
 		t.printf(":\n")
 	} else {
-		n := len(r.RegistrationErrors)
-		t.printf("%s %s did not register (%s played without):\n", p.paint(p.red, "FAILED"), count(n, "plugin", "plugins"), count(steps, "step", "steps"))
+		t.printf("%s %s (%s played):\n", p.paint(p.red, "FAILED"), strings.Join(faults, ", and "), count(steps, "step", "steps"))
 	}
 	for _, f := range r.Failures {
 		t.printf("  %s\n", f)

@@ -40,6 +40,7 @@ func (c *checker) errorf(line int, format string, args ...any) {
 func (c *checker) check() {
 	pods := c.checkPods()
 	c.checkContainers(pods)
+	c.checkKube()
 	c.checkPlugins()
 	c.checkPolicy()
 	c.checkValidator()

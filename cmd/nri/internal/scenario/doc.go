@@ -14,6 +14,7 @@
 //	    labels: {app: web}
 //	    annotations: {...}
 //	    runtimeHandler: runc
+//	    overhead: {cpu: 100m, memory: 64Mi}  # pod.spec.overhead
 //	containers:
 //	  - name: nginx               # required, unique within its pod
 //	    pod: web                  # required: a pod above
@@ -22,10 +23,15 @@
 //	    env: [PORT=8080]          # KEY=VALUE
 //	    mounts:
 //	      - {destination: /data, source: /srv/data, type: bind, options: [rbind, ro]}
+//	    requests: {cpu: 250m, memory: 256Mi}  # Kubernetes' requests and limits:
+//	    limits: {cpu: "1", memory: 512Mi}     # the QoS class, cgroups, resources
 //	    resources: {cpuShares: 512, cpuQuota: 50000, cpuPeriod: 100000,
 //	                cpusetCpus: "0-1", cpusetMems: "0", memoryLimit: 256Mi}
 //	    labels: {...}
 //	    annotations: {...}
+//	node:
+//	  cgroupDriver: systemd       # kubelet's: systemd (default) or cgroupfs
+//	  memory: 64Gi                # default: this machine's
 //	plugins:                      # launched by the simulated runtime
 //	  - name: logger              # a sample plugin of the nri binary ...
 //	    index: "10"               # required, two digits
@@ -59,6 +65,7 @@
 //	    expect:                   # the container's spec afterwards must hold these
 //	      env: [WASM_ENV=hello]
 //	      annotations: {example.com/key: value}
+//	      resources: {cpusetCpus: "2,3"}
 //
 // Decoding is strict: unknown keys, duplicate keys and values of the wrong
 // type are errors, and every error names the file and line, such as
@@ -67,8 +74,10 @@
 //
 // A step without expectError must succeed; one with it must fail with an
 // error containing the text. A container step with expect must succeed
-// and leave the container's OCI spec with those environment entries and
-// annotations. [Scenario.Check] reports other mistakes
+// and leave the container's OCI spec with those environment entries,
+// annotations and resources. Requests and limits are what the simulator
+// turns into the pod's QoS class, cgroups and resources, as kubelet does
+// (internal/kubepod); resources are set over what they give. [Scenario.Check] reports other mistakes
 // (steps in an impossible order, such as creating a container of a pod
 // that is not running) before anything runs.
 package scenario

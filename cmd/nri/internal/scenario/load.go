@@ -55,7 +55,7 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, data []byte) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(file, data, err, nil)
+		return nil, yamlError(file, data, err, nil, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty scenario"}
@@ -67,7 +67,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	dec.KnownFields(true)
 	s := &Scenario{}
 	if err := dec.Decode(s); err != nil {
-		return nil, yamlError(file, data, err, root.Content[0])
+		return nil, yamlError(file, data, err, root.Content[0], s)
 	}
 	switch line, err := yamldoc.Rest(dec, data); {
 	case err != nil:
@@ -94,10 +94,15 @@ func (s *Scenario) Errorf(line int, format string, args ...any) error {
 }
 
 // yamlError turns a yaml.v3 error about data into *Error values with
-// lines (see yamldoc.Explain); with the document's root node, a value of
-// the wrong type names its field.
-func yamlError(file string, data []byte, err error, root *yaml.Node) error {
-	return fileErrors(file, yamldoc.Explain(data, err, root))
+// lines (see yamldoc.Explain); with the document's root node and the
+// scenario decoded into, a value of the wrong type names its field and an
+// unknown key its place and the key it was probably meant to be.
+func yamlError(file string, data []byte, err error, root *yaml.Node, s *Scenario) error {
+	var v any
+	if s != nil {
+		v = s
+	}
+	return fileErrors(file, yamldoc.Explain(data, err, root, v))
 }
 
 // fileErrors turns yamldoc's errors into *Error values of file.
@@ -121,6 +126,19 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// key returns the key node name of the mapping n, or nil.
+func key(n *yaml.Node, name string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i]
+		}
+	}
+	return nil
 }
 
 // node returns the YAML node at path below n: string elements are

@@ -25,7 +25,13 @@ func (c *checker) checkPolicy() {
 			"not the simulator's former policy rules")
 		return
 	}
-	text := c.nodeText(n)
+	if k := key(c.root, "policy"); k != nil {
+		c.s.PolicyLine = k.Line
+	}
+	// The policy's text starts at its line of the scenario file, so that
+	// the lines of its mistakes and of its rules (which refusals cite)
+	// are the scenario file's.
+	text := append(bytes.Repeat([]byte{'\n'}, n.Line-1), c.nodeText(n)...)
 	p, err := policy.Parse(c.s.File, text, policy.WithFilterOptions(filter.WithCEL(celscope.Compile)))
 	if err == nil {
 		c.s.CompiledPolicy = p
@@ -40,7 +46,7 @@ func (c *checker) checkPolicy() {
 	for _, m := range mistakes {
 		var pe *policy.Error
 		if errors.As(m, &pe) && pe.Line > 0 {
-			c.errorf(n.Line-1+pe.Line, "policy: %s", pe.Msg)
+			c.errorf(pe.Line, "policy: %s", pe.Msg)
 			continue
 		}
 		c.errorf(n.Line, "policy: %v", m)

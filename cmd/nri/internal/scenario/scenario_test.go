@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nrikit/nrikit/policy"
 )
 
 const valid = `name: t
@@ -88,8 +90,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown pod", "pods: [{name: p}]\ncontainers:\n  - name: c1\n    pod: gpu\nsteps: [{runPod: p}]\n",
 			`s.yaml:4: container "c1": unknown pod "gpu"`},
 		{"unknown key", "pods:\n  - name: p\n    labls: {}\nsteps: [{runPod: p}]\n",
-			`s.yaml:3: unknown key "labls" in pod`},
-		{"unknown top-level key", "pod: []\nsteps: [{runPod: p}]\n", `s.yaml:1: unknown key "pod" in scenario`},
+			`s.yaml:3: unknown key "labls" in pods[0] (did you mean "labels"?)`},
+		{"unknown top-level key", "pod: []\nsteps: [{runPod: p}]\n", `s.yaml:1: unknown key "pod" at the top level (did you mean "pods"?)`},
 		{"syntax", "pods: [\n", "s.yaml:"},
 		{"duplicate key", "name: a\nname: b\nsteps: []\n", `s.yaml:2: mapping key "name" already defined at line 1`},
 		{"wrong type", "pods: {name: p}\nsteps: [{runPod: p}]\n", "s.yaml:1: cannot unmarshal"},
@@ -120,6 +122,10 @@ func TestParseErrors(t *testing.T) {
 			`s.yaml:2: policy: a policy of plugin grants (required:, grants:, default:; docs/policy.md), not the simulator's former policy rules`},
 		{"policy mistake", "pods: [{name: p}]\npolicy:\n  grants:\n    - plugins: [x]\n      adjust: {evn: [A]}\nsteps: [{runPod: p}]\n",
 			`s.yaml:5: policy: unknown key "evn"`},
+		{"expectRefused not a plugin", "pods: [{name: p}]\nsteps:\n  - runPod: p\n    expectRefused: [ok, \"no way\"]\n",
+			`s.yaml:4: step runPod p: expectRefused: "no way" is not a plugin name (NAME or IDX-NAME)`},
+		{"expectRefused twice", "pods: [{name: p}]\nsteps:\n  - runPod: p\n    expectRefused:\n      - 10-x\n      - 10-x\n",
+			`s.yaml:6: step runPod p: expectRefused names "10-x" twice`},
 		{"validator not enabled", "defaultValidator:\n  rejectOCIHookAdjustment: true\npods: [{name: p}]\nsteps: [{runPod: p}]\n",
 			"s.yaml:2: defaultValidator has rules but is not enabled"},
 		{"two documents", "pods: [{name: p}]\nsteps: [{runPod: p}]\n---\nname: x\n", "s.yaml:3: a scenario file holds one YAML document"},
@@ -211,6 +217,33 @@ func TestParseQuantity(t *testing.T) {
 	for _, in := range []string{"", "-1", "1.5Gi", "Gi", "9999999999Ti", "1 Mi x"} {
 		if got, err := ParseQuantity(in); err == nil {
 			t.Errorf("ParseQuantity(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+// TestPolicyLines checks that a scenario's policy cites the scenario
+// file's own lines: its rules (which refusals name) and the line of its
+// key.
+func TestPolicyLines(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte("name: s\npods: [{name: p}]\n\npolicy: # grants\n  grants:\n    - plugins: [x]\n      adjust:\n        env: [A]\nsteps: [{runPod: p}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.PolicyLine != 4 {
+		t.Errorf("PolicyLine = %d, want 4", sc.PolicyLine)
+	}
+	g := sc.CompiledPolicy.GrantFor("10", "x")
+	if got, want := g.String(), "s.yaml:6: grants[0]"; got != want {
+		t.Errorf("grant %q, want %q", got, want)
+	}
+	if got, want := g.Rule(policy.Env), "s.yaml:8: grants[0].adjust.env"; got != want {
+		t.Errorf("rule %q, want %q", got, want)
+	}
+	// ExpectsRefusal knows a plugin by NAME or IDX-NAME.
+	st := &Step{ExpectRefused: []string{"x", "20-y"}}
+	for full, want := range map[string]bool{"10-x": true, "20-y": true, "30-y": false, "10-xx": false} {
+		if st.ExpectsRefusal(full) != want {
+			t.Errorf("ExpectsRefusal(%s) = %v, want %v", full, !want, want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nrikit/nrikit/api"
 )
 
 // podState and ctrState are the lifecycle states the step check tracks.
@@ -43,6 +45,7 @@ func (c *checker) checkSteps(pods map[string]*Pod) {
 			continue
 		}
 		c.checkExpect(st, i)
+		c.checkExpectRefused(st, i)
 		if msg := transition(st, podStates, ctrStates, c.s.Containers); msg != "" {
 			c.errorf(st.Line, "step %d (%s %s): %s", i+1, st.Action, st.Target(), msg)
 		}
@@ -110,13 +113,32 @@ func (c *checker) checkExpect(st *Step, i int) {
 		c.errorf(line, "step %s: expect only goes with container steps", st.Action)
 	case st.ExpectError != "":
 		c.errorf(line, "step %s %s: expect and expectError exclude each other (a failed step leaves the spec as proposed)", st.Action, st.Target())
-	case len(st.Expect.Env) == 0 && len(st.Expect.Annotations) == 0:
-		c.errorf(line, "step %s %s: expect checks nothing (env: [KEY=VALUE], annotations: {key: value})", st.Action, st.Target())
+	case len(st.Expect.Env) == 0 && len(st.Expect.Annotations) == 0 && st.Expect.Resources == nil:
+		c.errorf(line, "step %s %s: expect checks nothing (env: [KEY=VALUE], annotations: {key: value}, resources: {cpusetCpus: ...})", st.Action, st.Target())
 	}
 	for j, kv := range st.Expect.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			c.errorf(c.line("steps", i, "expect", "env", j), "step %s %s: expected environment entry %q is not KEY=VALUE", st.Action, st.Target(), kv)
 		}
+	}
+}
+
+// checkExpectRefused checks a step's expectRefused: plugin names (NAME
+// or IDX-NAME), each once.
+func (c *checker) checkExpectRefused(st *Step, i int) {
+	seen := map[string]bool{}
+	for j, p := range st.ExpectRefused {
+		name := p
+		if _, n, err := api.ParsePluginName(p); err == nil {
+			name = n
+		}
+		switch {
+		case api.CheckPluginName(name) != nil:
+			c.errorf(c.line("steps", i, "expectRefused", j), "step %s %s: expectRefused: %q is not a plugin name (NAME or IDX-NAME)", st.Action, st.Target(), p)
+		case seen[p]:
+			c.errorf(c.line("steps", i, "expectRefused", j), "step %s %s: expectRefused names %q twice", st.Action, st.Target(), p)
+		}
+		seen[p] = true
 	}
 }
 

@@ -1,6 +1,9 @@
 package scenario
 
 import (
+	"slices"
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nrikit/nrikit/policy"
@@ -19,6 +22,9 @@ type Scenario struct {
 	Containers []*Container `yaml:"containers"`
 	// Plugins are launched by the simulated runtime.
 	Plugins []*Plugin `yaml:"plugins"`
+	// Node is the simulated node, as far as it shapes what its pods look
+	// like; nil: the defaults (see Node).
+	Node *Node `yaml:"node"`
 	// DefaultValidator configures the default validator (upstream's
 	// configuration keys).
 	DefaultValidator *validator.Config `yaml:"defaultValidator"`
@@ -27,7 +33,10 @@ type Scenario struct {
 	// is given one with --policy; see CompiledPolicy.
 	Policy yaml.Node `yaml:"policy"`
 	// CompiledPolicy is Policy compiled; nil if the scenario has none.
+	// Its rules name the scenario file and their lines in it.
 	CompiledPolicy *policy.Policy `yaml:"-"`
+	// PolicyLine is the line of the key policy (0 without one).
+	PolicyLine int `yaml:"-"`
 	// Steps are the lifecycle events, in order.
 	Steps []*Step `yaml:"steps"`
 
@@ -46,6 +55,9 @@ type Pod struct {
 	Labels         map[string]string `yaml:"labels"`
 	Annotations    map[string]string `yaml:"annotations"`
 	RuntimeHandler string            `yaml:"runtimeHandler"`
+	// Overhead is the pod's overhead (what its RuntimeClass adds), as
+	// Kubernetes' pod.spec.overhead.
+	Overhead *ResourceList `yaml:"overhead"`
 
 	// ID is the pod's sandbox ID, derived from its namespace and name.
 	ID string `yaml:"-"`
@@ -64,6 +76,14 @@ type Container struct {
 	Resources   *Resources        `yaml:"resources"`
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
+	// Requests and Limits are the container's resource requirements, as
+	// Kubernetes' resources.requests and resources.limits: with its pod's
+	// other containers they make the pod's QoS class, cgroup parent and
+	// resources, and the container's resources and OOM score adjustment,
+	// as kubelet and containerd set them. Resources, if given, are set
+	// over what they make.
+	Requests *ResourceList `yaml:"requests"`
+	Limits   *ResourceList `yaml:"limits"`
 
 	// ID is the container's ID, derived from its pod's ID and its name.
 	ID string `yaml:"-"`
@@ -87,6 +107,25 @@ type Resources struct {
 	CpusetCpus  string    `yaml:"cpusetCpus"`
 	CpusetMems  string    `yaml:"cpusetMems"`
 	MemoryLimit *Quantity `yaml:"memoryLimit"`
+}
+
+// ResourceList is CPU and memory as a Kubernetes pod spec writes them;
+// an unset resource is not requested (or not limited).
+type ResourceList struct {
+	CPU    *CPUQuantity `yaml:"cpu"`
+	Memory *Quantity    `yaml:"memory"`
+}
+
+// Node is the simulated node: how kubelet names its pods' cgroups, and
+// its memory.
+type Node struct {
+	// CgroupDriver is kubelet's cgroup driver: systemd (the default:
+	// pods under /kubepods.slice/...) or cgroupfs (under /kubepods/...).
+	CgroupDriver string `yaml:"cgroupDriver"`
+	// Memory is the node's memory, which the OOM score adjustment of a
+	// container in a Burstable pod is relative to; default: this
+	// machine's, as kubelet reads it.
+	Memory *Quantity `yaml:"memory"`
 }
 
 // Plugin is a plugin the simulated runtime launches.
@@ -121,6 +160,19 @@ type Plugin struct {
 
 // FullName is the plugin's IDX-NAME.
 func (p *Plugin) FullName() string { return p.Index + "-" + p.Name }
+
+// ExpectsRefusal reports whether the step expects the answer of the
+// plugin full (IDX-NAME) to be refused.
+func (s *Step) ExpectsRefusal(full string) bool {
+	return slices.ContainsFunc(s.ExpectRefused, func(p string) bool { return NamesPlugin(p, full) })
+}
+
+// NamesPlugin reports whether p, a plugin as a scenario names it (NAME or
+// IDX-NAME), is the plugin full (IDX-NAME).
+func NamesPlugin(p, full string) bool {
+	_, name, _ := strings.Cut(full, "-")
+	return p == full || p == name
+}
 
 // Action is what a step does.
 type Action string
@@ -158,6 +210,11 @@ type Step struct {
 	// Expect is what the container's OCI spec must hold after a
 	// container step that succeeded.
 	Expect *Expect `yaml:"expect"`
+	// ExpectRefused are the plugins (NAME or IDX-NAME) whose answers the
+	// step expects the runtime to refuse (the policy does not allow
+	// their changes): the step fails if one of them is not refused, or
+	// another plugin is.
+	ExpectRefused []string `yaml:"expectRefused"`
 
 	// Action is the step's action, set by decoding.
 	Action Action `yaml:"-"`
@@ -176,6 +233,10 @@ type Expect struct {
 	Env []string `yaml:"env"`
 	// Annotations the spec must carry, with these values.
 	Annotations map[string]string `yaml:"annotations"`
+	// Resources are the Linux resources the spec must have: each field
+	// given, with this value (such as the cpuset a resource policy
+	// pins the container to).
+	Resources *Resources `yaml:"resources"`
 }
 
 // targets returns the step's action fields by action.

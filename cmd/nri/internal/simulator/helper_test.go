@@ -20,12 +20,16 @@ const helperEnv = "NRIKIT_SIMULATOR_HELPER"
 // helperPlugin is the plugin the test binary runs as a helper process. It
 // sets HELPER_<NAME>=1 in every container (and SHARED=<name> in mode
 // "conflict"); plugin "two" answers UpdateContainer by setting the CPU
-// shares to 777.
+// shares to 777, and in mode "hang" never answers CreateContainer.
 type helperPlugin struct {
 	name, mode string
 }
 
-func (h *helperPlugin) CreateContainer(_ context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+func (h *helperPlugin) CreateContainer(ctx context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	if h.mode == "hang" && h.name == "two" {
+		<-ctx.Done() // the runtime gives up, and drops the connection
+		return nil, nil, ctx.Err()
+	}
 	adj := &api.ContainerAdjustment{}
 	adj.AddEnv("HELPER_"+h.name, "1")
 	if h.mode == "conflict" {
@@ -51,6 +55,7 @@ func TestHelperProcess(t *testing.T) {
 	modes := map[string]func([]string) error{
 		"env":      func([]string) error { return runHelper("env") },
 		"conflict": func([]string) error { return runHelper("conflict") },
+		"hang":     func([]string) error { return runHelper("hang") },
 	}
 	if !runtimetest.HelperMain(helperEnv, modes) {
 		t.Skip("helper process")

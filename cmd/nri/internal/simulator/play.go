@@ -30,6 +30,7 @@ func (s *Simulator) Play(ctx context.Context) (*report.Report, error) {
 		return nil, errors.New("already played")
 	}
 	s.checkLaunched(a)
+	s.members.see(a.Plugins())
 	start := time.Now()
 	var failures []string
 	for i, st := range s.sc.Steps {
@@ -37,12 +38,67 @@ func (s *Simulator) Play(ctx context.Context) (*report.Report, error) {
 			failures = append(failures, fmt.Sprintf("step %d (%s %s): not run: %v", i+1, st.Action, st.Target(), err))
 			break
 		}
-		if msg := s.play(ctx, a, i+1, st); msg != "" {
-			failures = append(failures, fmt.Sprintf("step %d (%s %s): %s", i+1, st.Action, st.Target(), msg))
+		s.members.step.Store(int64(i + 1))
+		msgs := []string{s.play(ctx, a, i+1, st)}
+		msgs = append(msgs, s.judgeRefusals(i+1, st)...)
+		for _, msg := range msgs {
+			if msg != "" {
+				failures = append(failures, fmt.Sprintf("step %d (%s %s): %s", i+1, st.Action, st.Target(), msg))
+			}
 		}
+		s.members.see(a.Plugins())
 	}
+	s.members.step.Store(0)
 	took := time.Since(start)
 	return s.report(a, took, failures), nil
+}
+
+// judgeRefusals compares the answers the runtime refused in the events of
+// step n with the plugins the step expects refused; it returns what was
+// not as expected. An unexpected refusal marks its event as not OK.
+func (s *Simulator) judgeRefusals(n int, st *scenario.Step) []string {
+	s.tl.mu.Lock()
+	defer s.tl.mu.Unlock()
+	var msgs []string
+	refused := map[string]bool{}
+	for _, e := range s.tl.events {
+		if e.Step != n {
+			continue
+		}
+		for i := range e.Calls {
+			c := &e.Calls[i]
+			if !c.Refused {
+				continue
+			}
+			refused[c.Plugin] = true
+			if st.ExpectsRefusal(c.Plugin) {
+				c.Expected = true
+				continue
+			}
+			e.OK = false
+			msgs = append(msgs, fmt.Sprintf("the runtime refused %s's answer to %s, which the step does not expect (expectRefused): %s",
+				c.Plugin, e.Event, refusalReason(c)))
+		}
+	}
+	for _, p := range st.ExpectRefused {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(refused)), func(full string) bool { return scenario.NamesPlugin(p, full) }) {
+			msgs = append(msgs, fmt.Sprintf("expected the runtime to refuse %s's answer (expectRefused), but it refused none of its answers", p))
+		}
+	}
+	return msgs
+}
+
+// refusalReason is what a refused call's report says about it: its
+// violations, or its error.
+func refusalReason(c *report.Call) string {
+	if len(c.Violations) == 0 {
+		return c.Error
+	}
+	var vs []string
+	for _, v := range c.Violations {
+		vs = append(vs, v.String())
+	}
+	return strings.Join(vs, "; ")
 }
 
 // checkLaunched records the launched plugins that are not active as
@@ -152,6 +208,9 @@ func (s *Simulator) checkExpect(st *scenario.Step) string {
 	if len(missingAnnotations) > 0 {
 		missing = append(missing, "annotations "+strings.Join(missingAnnotations, ", "))
 	}
+	if res := missingResources(spec, st.Expect.Resources); len(res) > 0 {
+		missing = append(missing, "resources "+strings.Join(res, ", "))
+	}
 	if len(missing) == 0 {
 		return ""
 	}
@@ -189,7 +248,7 @@ func (s *Simulator) call(ctx context.Context, n int, e api.Event, p *pod, c *con
 func (s *Simulator) runPod(ctx context.Context, a *adaptation.Adaptation, n int, st *scenario.Step) (*report.Event, error) {
 	p := s.store.pods[st.Pod.Name]
 	s.store.mu.Lock()
-	p.pb = podSandbox(p.sc, s.store.pid(), len(s.store.pods)+int(s.store.nextPID%200))
+	p.pb = s.store.podSandbox(p.sc, s.store.pid(), len(s.store.pods)+int(s.store.nextPID%200))
 	p.listed = true
 	pb := api.Clone(p.pb)
 	s.store.mu.Unlock()
@@ -241,8 +300,8 @@ func (s *Simulator) snapshot(c *container) (*api.PodSandbox, *api.Container) {
 
 func (s *Simulator) createContainer(ctx context.Context, a *adaptation.Adaptation, n int, c *container) (*report.Event, error) {
 	s.store.mu.Lock()
-	c.proposed = newSpec(c.pod.sc, c.sc, c.pod.pb.GetPid())
-	c.spec = newSpec(c.pod.sc, c.sc, c.pod.pb.GetPid())
+	c.proposed = newSpec(s.store.kube, c.pod.sc, c.sc, c.pod.pb.GetPid())
+	c.spec = newSpec(s.store.kube, c.pod.sc, c.sc, c.pod.pb.GetPid())
 	c.state, c.createdAt, c.listed = api.ContainerState_CONTAINER_UNKNOWN, now(), true
 	s.store.mu.Unlock()
 	pb, ctr := s.snapshot(c)

@@ -53,6 +53,8 @@ type Simulator struct {
 	cfg   config
 	store *store
 	tl    *timeline
+	// members are the plugins that took part, lost ones too.
+	members members
 
 	// mu guards the fields below it; it is not held while the runtime
 	// starts, which logs registration failures (see regMu).
@@ -156,7 +158,7 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 	opts := []adaptation.Option{
 		adaptation.WithPluginDir(pluginDir),
 		adaptation.WithConfigDir(confDir),
-		adaptation.WithLogger(slog.New(newTap(s.cfg.logger.Handler(), s.registrationFailed)).With("component", "runtime")),
+		adaptation.WithLogger(slog.New(newTap(s.cfg.logger.Handler(), s.registrationFailed, s.members.disconnected)).With("component", "runtime")),
 		adaptation.WithRegistrationTimeout(s.cfg.registrationTimeout),
 		adaptation.WithRequestTimeout(s.cfg.requestTimeout),
 		// Scenarios and their plugins may use CEL scopes.

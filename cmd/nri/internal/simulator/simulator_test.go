@@ -60,7 +60,7 @@ steps:
 `
 
 // play plays the helper scenario text with the helpers in mode.
-func play(t *testing.T, text, mode string) *report.Report {
+func play(t *testing.T, text, mode string, opts ...Option) *report.Report {
 	t.Helper()
 	t.Setenv(helperEnv, "1")
 	exe, err := os.Executable()
@@ -72,7 +72,7 @@ func play(t *testing.T, text, mode string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := New(sc, WithTimeouts(10*time.Second, 10*time.Second))
+	sim, err := New(sc, append([]Option{WithTimeouts(10*time.Second, 10*time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

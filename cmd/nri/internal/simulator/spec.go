@@ -31,18 +31,15 @@ func defaultMounts() []rspec.Mount {
 	}
 }
 
-// podCgroupParent is the cgroup parent of a pod (systemd driver,
-// best-effort QoS, as kubelet names it).
-func podCgroupParent(p *scenario.Pod) string {
-	return "kubepods-besteffort-pod" + p.UID + ".slice"
-}
-
 // newSpec returns the OCI spec a runtime would propose for the container
 // before any plugin ran: the process from the scenario (arguments,
 // environment after PATH and HOSTNAME), containerd's default mounts and
-// capabilities followed by the scenario's mounts, the pod's namespaces and
-// the scenario's resources.
-func newSpec(pod *scenario.Pod, ctr *scenario.Container, pid uint32) *rspec.Spec {
+// capabilities followed by the scenario's mounts, the pod's namespaces,
+// and the cgroups path, resources and OOM score adjustment that kubelet
+// and containerd derive from the pod's requests and limits (k), with the
+// scenario's resources set over them.
+func newSpec(k *kube, pod *scenario.Pod, ctr *scenario.Container, pid uint32) *rspec.Spec {
+	cgroupsPath, res, oomScoreAdj := k.containerLinux(pod, ctr)
 	args := slices.Clone(ctr.Args)
 	if len(args) == 0 {
 		args = []string{"/bin/sh"}
@@ -79,13 +76,13 @@ func newSpec(pod *scenario.Pod, ctr *scenario.Container, pid uint32) *rspec.Spec
 				Bounding: caps, Effective: slices.Clone(caps), Permitted: slices.Clone(caps),
 			},
 			Rlimits:         []rspec.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1048576, Soft: 1048576}},
-			OOMScoreAdj:     intPtr(1000),
+			OOMScoreAdj:     &oomScoreAdj,
 			NoNewPrivileges: false,
 		},
 		Mounts:      mounts,
 		Annotations: annotations,
 		Linux: &rspec.Linux{
-			CgroupsPath: podCgroupParent(pod) + ":cri-containerd:" + ctr.ID,
+			CgroupsPath: cgroupsPath,
 			Namespaces: []rspec.LinuxNamespace{
 				{Type: rspec.PIDNamespace},
 				{Type: rspec.IPCNamespace, Path: nsPath("ipc")},
@@ -93,28 +90,53 @@ func newSpec(pod *scenario.Pod, ctr *scenario.Container, pid uint32) *rspec.Spec
 				{Type: rspec.MountNamespace},
 				{Type: rspec.NetworkNamespace, Path: nsPath("net")},
 			},
-			Resources:     resources(ctr.Resources),
+			Resources:     res,
 			MaskedPaths:   []string{"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
 			ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
 		},
 	}
 }
 
-func intPtr(v int) *int { return &v }
-
-// resources converts the scenario's resources; the device cgroup denies
-// everything by default, as with containerd.
+// resources converts the resources of an updateContainer step; the
+// device cgroup denies everything by default, as with containerd.
 func resources(r *scenario.Resources) *rspec.LinuxResources {
 	out := &rspec.LinuxResources{Devices: []rspec.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+	overlay(out, r)
+	return out
+}
+
+// overlay sets the scenario's resources r over out: each field given.
+func overlay(out *rspec.LinuxResources, r *scenario.Resources) {
 	if r == nil {
-		return out
+		return
 	}
 	if r.CPUShares != nil || r.CPUQuota != nil || r.CPUPeriod != nil || r.CpusetCpus != "" || r.CpusetMems != "" {
-		out.CPU = &rspec.LinuxCPU{Shares: r.CPUShares, Quota: r.CPUQuota, Period: r.CPUPeriod, Cpus: r.CpusetCpus, Mems: r.CpusetMems}
+		if out.CPU == nil {
+			out.CPU = &rspec.LinuxCPU{}
+		}
+		setIf(&out.CPU.Shares, r.CPUShares)
+		setIf(&out.CPU.Quota, r.CPUQuota)
+		setIf(&out.CPU.Period, r.CPUPeriod)
+		if r.CpusetCpus != "" {
+			out.CPU.Cpus = r.CpusetCpus
+		}
+		if r.CpusetMems != "" {
+			out.CPU.Mems = r.CpusetMems
+		}
 	}
 	if r.MemoryLimit != nil {
 		limit := int64(*r.MemoryLimit)
-		out.Memory = &rspec.LinuxMemory{Limit: &limit}
+		if out.Memory == nil {
+			out.Memory = &rspec.LinuxMemory{}
+		}
+		out.Memory.Limit = &limit
 	}
-	return out
+}
+
+// setIf sets *dst to a copy of *v if v is not nil.
+func setIf[T any](dst **T, v *T) {
+	if v != nil {
+		c := *v
+		*dst = &c
+	}
 }

@@ -45,6 +45,7 @@ type store struct {
 	pods    map[string]*pod       // by scenario name
 	ctrs    map[string]*container // by ID
 	order   []*container          // in scenario order
+	kube    *kube                 // what Kubernetes makes of them
 	nextPID uint32
 	// onUpdate is told about updates that plugins asked for on their
 	// own (not in answer to an event).
@@ -53,7 +54,7 @@ type store struct {
 }
 
 func newStore(sc *scenario.Scenario) *store {
-	s := &store{pods: map[string]*pod{}, ctrs: map[string]*container{}, nextPID: 4200}
+	s := &store{pods: map[string]*pod{}, ctrs: map[string]*container{}, kube: newKube(sc), nextPID: 4200}
 	for _, p := range sc.Pods {
 		s.pods[p.Name] = &pod{sc: p}
 	}
@@ -71,8 +72,13 @@ func (s *store) pid() uint32 {
 }
 
 // podSandbox builds the protocol's description of a pod.
-func podSandbox(p *scenario.Pod, pid uint32, ip int) *api.PodSandbox {
-	parent := podCgroupParent(p)
+func (s *store) podSandbox(p *scenario.Pod, pid uint32, ip int) *api.PodSandbox {
+	linux := s.kube.podLinux(p)
+	linux.Namespaces = []*api.LinuxNamespace{
+		{Type: "network", Path: fmt.Sprintf("/var/run/netns/cni-%s", p.UID)},
+		{Type: "ipc", Path: fmt.Sprintf("/proc/%d/ns/ipc", pid)},
+		{Type: "uts", Path: fmt.Sprintf("/proc/%d/ns/uts", pid)},
+	}
 	return &api.PodSandbox{
 		Id:             p.ID,
 		Name:           p.Name,
@@ -83,15 +89,7 @@ func podSandbox(p *scenario.Pod, pid uint32, ip int) *api.PodSandbox {
 		RuntimeHandler: p.RuntimeHandler,
 		Pid:            pid,
 		Ips:            []string{fmt.Sprintf("10.88.0.%d", ip)},
-		Linux: &api.LinuxPodSandbox{
-			CgroupParent: parent,
-			CgroupsPath:  parent + ":cri-containerd:" + p.ID,
-			Namespaces: []*api.LinuxNamespace{
-				{Type: "network", Path: fmt.Sprintf("/var/run/netns/cni-%s", p.UID)},
-				{Type: "ipc", Path: fmt.Sprintf("/proc/%d/ns/ipc", pid)},
-				{Type: "uts", Path: fmt.Sprintf("/proc/%d/ns/uts", pid)},
-			},
-		},
+		Linux:          linux,
 	}
 }
 

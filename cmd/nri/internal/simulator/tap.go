@@ -10,27 +10,35 @@ import (
 )
 
 // tap is a log handler in front of the runtime's logger that picks out
-// the registration failures the adaptation logs, so that the report and
-// `nri serve` can show them with their reasons.
+// the registration failures and the disconnections the adaptation logs,
+// so that the report and `nri serve` can show them with their reasons.
 type tap struct {
-	inner  slog.Handler
-	failed func(plugin, reason string)
+	inner        slog.Handler
+	failed       func(plugin, reason string)
+	disconnected func(plugin, reason string)
 }
 
-func newTap(inner slog.Handler, failed func(plugin, reason string)) *tap {
-	return &tap{inner: inner, failed: failed}
+func newTap(inner slog.Handler, failed, disconnected func(plugin, reason string)) *tap {
+	return &tap{inner: inner, failed: failed, disconnected: disconnected}
 }
 
-// Enabled is always true for errors, which the tap inspects whatever the
-// inner handler's level.
+// msgDisconnected is the adaptation's log message for a plugin it
+// disconnected, with the plugin and the reason.
+const msgDisconnected = "plugin disconnected"
+
+// Enabled is always true for errors and information, which the tap
+// inspects whatever the inner handler's level.
 func (t *tap) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelError || t.inner.Enabled(ctx, l)
+	return l >= slog.LevelInfo || t.inner.Enabled(ctx, l)
 }
 
 // Handle inspects the record and passes it on.
 func (t *tap) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
+	switch {
+	case r.Level >= slog.LevelError:
 		t.inspect(r)
+	case r.Message == msgDisconnected:
+		t.inspectDisconnect(r)
 	}
 	if !t.inner.Enabled(ctx, r.Level) {
 		return nil
@@ -44,27 +52,19 @@ func (t *tap) inspect(r slog.Record) {
 	default:
 		return
 	}
-	var plugin, kind string
+	attrs := recordAttrs(r)
+	plugin, kind := attrs.str("plugin"), attrs.str("kind")
+	if pid := attrs.str("pid"); plugin == "" && pid != "" {
+		plugin = "pid " + pid
+	}
 	var cause error
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "plugin":
-			plugin = a.Value.String()
-		case "kind":
-			kind = a.Value.String()
-		case "pid":
-			if plugin == "" {
-				plugin = "pid " + a.Value.String()
-			}
-		case "error":
-			if err, ok := a.Value.Any().(error); ok {
-				cause = err
-			} else {
-				cause = errors.New(a.Value.String())
-			}
+	if v, ok := attrs["error"]; ok {
+		if err, ok := v.Any().(error); ok {
+			cause = err
+		} else {
+			cause = errors.New(v.String())
 		}
-		return true
-	})
+	}
 	if r.Message == "plugin registration failed" && kind == adaptation.KindPreinstalled.String() {
 		return // logged again, with the plugin's name, as failed to start
 	}
@@ -78,12 +78,42 @@ func (t *tap) inspect(r slog.Record) {
 	t.failed(plugin, cause.Error())
 }
 
+// inspectDisconnect tells disconnected of a plugin the runtime
+// disconnected, with its reason.
+func (t *tap) inspectDisconnect(r slog.Record) {
+	attrs := recordAttrs(r)
+	if plugin := attrs.str("plugin"); plugin != "" {
+		t.disconnected(plugin, attrs.str("reason"))
+	}
+}
+
+// attrMap is a record's attributes by key.
+type attrMap map[string]slog.Value
+
+// recordAttrs returns the record's attributes by key.
+func recordAttrs(r slog.Record) attrMap {
+	attrs := make(attrMap, r.NumAttrs())
+	r.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value
+		return true
+	})
+	return attrs
+}
+
+// str returns the attribute key as a string, "" if the record has none.
+func (m attrMap) str(key string) string {
+	if v, ok := m[key]; ok {
+		return v.String()
+	}
+	return ""
+}
+
 // WithAttrs returns a tap in front of the inner handler with attrs.
 func (t *tap) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &tap{inner: t.inner.WithAttrs(attrs), failed: t.failed}
+	return &tap{inner: t.inner.WithAttrs(attrs), failed: t.failed, disconnected: t.disconnected}
 }
 
 // WithGroup returns a tap in front of the inner handler with the group.
 func (t *tap) WithGroup(name string) slog.Handler {
-	return &tap{inner: t.inner.WithGroup(name), failed: t.failed}
+	return &tap{inner: t.inner.WithGroup(name), failed: t.failed, disconnected: t.disconnected}
 }

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -10,9 +11,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/cmd/nri/internal/report"
 	"github.com/nrikit/nrikit/ocispec"
+	"github.com/nrikit/nrikit/policy"
 )
 
 // timeline records the events the simulator delivers and, through the
@@ -90,6 +93,9 @@ func (t *timeline) snapshot() []report.Event {
 		c := *e
 		c.Called = append([]string(nil), e.Called...)
 		c.Calls = append([]report.Call(nil), e.Calls...)
+		for i := range c.Calls {
+			c.Calls[i].Violations = slices.Clone(c.Calls[i].Violations)
+		}
 		c.Changes = append([]report.Change(nil), e.Changes...)
 		out = append(out, c)
 	}
@@ -120,6 +126,40 @@ func (t *timeline) observe(ctx context.Context, plugin string, e api.Event, took
 	rec.Called = append(rec.Called, plugin)
 	rec.Calls = append(rec.Calls, call)
 	rec.Changes = append(rec.Changes, changes...)
+}
+
+// refused marks the call of plugin in the record of event e, which the
+// runtime refused with err after the plugin answered (see
+// adaptation.Refusal), and its changes: none of them were applied.
+func (t *timeline) refused(ctx context.Context, plugin string, e api.Event, err *adaptation.PluginError) {
+	r, _ := ctx.Value(routeKey{}).(route)
+	rec := r[e]
+	if rec == nil {
+		return
+	}
+	var violations []report.Violation
+	msg := err.Error()
+	var denied *policy.DeniedError
+	if errors.As(err, &denied) {
+		msg = denied.Error()
+		for _, v := range denied.Violations {
+			violations = append(violations, report.Violation{Field: v.Field.String(), Value: v.Value, Reason: v.Reason,
+				Rule: v.Rule, Action: report.ActionRefused})
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(rec.Calls) - 1; i >= 0; i-- {
+		if c := &rec.Calls[i]; c.Plugin == plugin {
+			c.Error, c.Refused, c.Violations = msg, true, violations
+			break
+		}
+	}
+	for i := range rec.Changes {
+		if rec.Changes[i].Plugin == plugin {
+			rec.Changes[i].Refused = true
+		}
+	}
 }
 
 // changes lists what a plugin's answer changes: the adjustment of the

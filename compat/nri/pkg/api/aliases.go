@@ -289,9 +289,6 @@ type Hook = nrikit.Hook
 // Hooks is nrikit's api.Hooks.
 type Hooks = nrikit.Hooks
 
-// HostFunctionsService is nrikit's api.HostFunctionsService.
-type HostFunctionsService = nrikit.HostFunctionsService
-
 // HugepageLimit is nrikit's api.HugepageLimit.
 type HugepageLimit = nrikit.HugepageLimit
 
@@ -541,17 +538,8 @@ var MustParseEventMask = nrikit.MustParseEventMask
 // NewFieldOwners is nrikit's api.NewFieldOwners.
 var NewFieldOwners = nrikit.NewFieldOwners
 
-// NewHostFunctionsClient is nrikit's api.NewHostFunctionsClient.
-var NewHostFunctionsClient = nrikit.NewHostFunctionsClient
-
 // NewOwningPlugins is nrikit's api.NewOwningPlugins.
 var NewOwningPlugins = nrikit.NewOwningPlugins
-
-// NewPluginClient is nrikit's api.NewPluginClient.
-var NewPluginClient = nrikit.NewPluginClient
-
-// NewRuntimeClient is nrikit's api.NewRuntimeClient.
-var NewRuntimeClient = nrikit.NewRuntimeClient
 
 // OptionalBool is nrikit's api.OptionalBool.
 type OptionalBool = nrikit.OptionalBool
@@ -601,9 +589,6 @@ type PluginInstance = nrikit.PluginInstance
 // PluginNameEnvVar is nrikit's api.PluginNameEnvVar.
 const PluginNameEnvVar = nrikit.PluginNameEnvVar
 
-// PluginService is nrikit's api.PluginService.
-type PluginService = nrikit.PluginService
-
 // PluginSocketEnvVar is nrikit's api.PluginSocketEnvVar.
 const PluginSocketEnvVar = nrikit.PluginSocketEnvVar
 
@@ -634,17 +619,8 @@ type PostUpdatePodSandboxRequest = nrikit.PostUpdatePodSandboxRequest
 // PostUpdatePodSandboxResponse is nrikit's api.PostUpdatePodSandboxResponse.
 type PostUpdatePodSandboxResponse = nrikit.PostUpdatePodSandboxResponse
 
-// RegisterHostFunctionsService is nrikit's api.RegisterHostFunctionsService.
-var RegisterHostFunctionsService = nrikit.RegisterHostFunctionsService
-
 // RegisterPluginRequest is nrikit's api.RegisterPluginRequest.
 type RegisterPluginRequest = nrikit.RegisterPluginRequest
-
-// RegisterPluginService is nrikit's api.RegisterPluginService.
-var RegisterPluginService = nrikit.RegisterPluginService
-
-// RegisterRuntimeService is nrikit's api.RegisterRuntimeService.
-var RegisterRuntimeService = nrikit.RegisterRuntimeService
 
 // RemoveContainerRequest is nrikit's api.RemoveContainerRequest.
 type RemoveContainerRequest = nrikit.RemoveContainerRequest
@@ -666,9 +642,6 @@ type RunPodSandboxRequest = nrikit.RunPodSandboxRequest
 
 // RunPodSandboxResponse is nrikit's api.RunPodSandboxResponse.
 type RunPodSandboxResponse = nrikit.RunPodSandboxResponse
-
-// RuntimeService is nrikit's api.RuntimeService.
-type RuntimeService = nrikit.RuntimeService
 
 // SecurityProfile is nrikit's api.SecurityProfile.
 type SecurityProfile = nrikit.SecurityProfile

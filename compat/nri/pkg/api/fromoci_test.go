@@ -43,3 +43,50 @@ func TestFromOCI(t *testing.T) {
 		t.Error("nil input gave a non-nil result")
 	}
 }
+
+// TestFromOCIValues: the conversions of single values and small parts,
+// with upstream's results for nil and empty input.
+func TestFromOCIValues(t *testing.T) {
+	if got := FromOCIEnv([]string{"A=1", "B", "C=x=y"}); len(got) != 3 || got[0].Key != "A" || got[0].Value != "1" ||
+		got[1].Key != "B" || got[1].Value != "" || got[2].Key != "C" || got[2].Value != "x=y" {
+		t.Errorf("FromOCIEnv: %v", got)
+	}
+	if got := FromOCIEnv([]string{}); got == nil || len(got) != 0 {
+		t.Errorf("FromOCIEnv(empty) = %#v, want empty", got)
+	}
+	if got := FromOCIHookSlice([]rspec.Hook{{Path: "/bin/h", Args: []string{"h", "x"}}}); len(got) != 1 || got[0].Path != "/bin/h" || len(got[0].Args) != 2 {
+		t.Errorf("FromOCIHookSlice: %v", got)
+	}
+	if got := FromOCIIOPriorityClass(rspec.IOPRIO_CLASS_IDLE); got != IOPrioClass_IOPRIO_CLASS_IDLE {
+		t.Errorf("FromOCIIOPriorityClass: %v", got)
+	}
+	if got := FromOCISchedulerPolicy(rspec.SchedFIFO); got != LinuxSchedulerPolicy_SCHED_FIFO {
+		t.Errorf("FromOCISchedulerPolicy: %v", got)
+	}
+	if got := FromOCILinuxSchedulerFlags([]rspec.LinuxSchedulerFlag{rspec.SchedFlagResetOnFork}); len(got) != 1 || got[0] != LinuxSchedulerFlag_SCHED_FLAG_RESET_ON_FORK {
+		t.Errorf("FromOCILinuxSchedulerFlags: %v", got)
+	}
+	mp := FromOCILinuxMemoryPolicy(&rspec.LinuxMemoryPolicy{Mode: rspec.MpolInterleave, Nodes: "0-1", Flags: []rspec.MemoryPolicyFlagType{rspec.MpolFStaticNodes}})
+	if mp.GetMode() != MpolMode_MPOL_INTERLEAVE || mp.GetNodes() != "0-1" || len(mp.GetFlags()) != 1 || mp.Flags[0] != MpolFlag_MPOL_F_STATIC_NODES {
+		t.Errorf("FromOCILinuxMemoryPolicy: %v", mp)
+	}
+	if got := FromOCILinuxNetDevice(rspec.LinuxNetDevice{Name: "net1"}); got.GetName() != "net1" {
+		t.Errorf("FromOCILinuxNetDevice: %v", got)
+	}
+	errno := uint(1)
+	sc := FromOCILinuxSyscalls([]rspec.LinuxSyscall{{Names: []string{"mkdir"}, Action: rspec.ActErrno, ErrnoRet: &errno,
+		Args: []rspec.LinuxSeccompArg{{Index: 1, Value: 2, Op: rspec.OpEqualTo}}}})
+	if len(sc) != 1 || sc[0].Names[0] != "mkdir" || sc[0].GetErrnoRet().GetValue() != 1 || len(sc[0].Args) != 1 || sc[0].Args[0].Index != 1 {
+		t.Errorf("FromOCILinuxSyscalls: %v", sc)
+	}
+	if got := FromOCILinuxSeccompArgs([]rspec.LinuxSeccompArg{{Index: 2, Value: 3, ValueTwo: 4, Op: rspec.OpMaskedEqual}}); len(got) != 1 || got[0].Index != 2 || got[0].ValueTwo != 4 || got[0].Op != string(rspec.OpMaskedEqual) {
+		t.Errorf("FromOCILinuxSeccompArgs: %v", got)
+	}
+	if FromOCIEnv(nil) != nil || FromOCIHookSlice(nil) != nil || FromOCILinuxSchedulerFlags(nil) != nil ||
+		FromOCIMemoryPolicyFlags() != nil || FromOCILinuxMemoryPolicy(nil) != nil {
+		t.Error("nil input gave a non-nil result")
+	}
+	if FromOCILinuxSyscalls(nil) == nil || FromOCILinuxSeccompArgs(nil) == nil {
+		t.Error("FromOCILinuxSyscalls or FromOCILinuxSeccompArgs gave nil, upstream's give an empty slice")
+	}
+}

@@ -16,6 +16,13 @@ import (
 // keys as upstream's.
 type DefaultValidatorConfig = validator.Config
 
+// RequiredPlugins is the pod annotation listing plugins that must
+// process its containers' creation.
+const RequiredPlugins = validator.RequiredPluginsAnnotation
+
+// ErrValidation is wrapped by the errors rejecting an adjustment.
+var ErrValidation = validator.ErrValidation
+
 // DefaultValidator checks container adjustments against its
 // configuration.
 type DefaultValidator struct {

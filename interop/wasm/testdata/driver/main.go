@@ -5,10 +5,12 @@
 //
 //	driver -mode host -wasm guest.wasm -cache DIR -req req.pb -out rsp.pb
 //	driver -mode upstream -dir PLUGINDIR -req req.pb -out rsp.pb
+//	driver -mode check -wasm guest.wasm -cache DIR -out report.json
 //
 // Mode host loads the module with nrikit's internal/wasmhost, configures
 // it and runs the request; mode upstream starts upstream v0.12.5's
-// runtime with the plugins of PLUGINDIR and runs the request through it.
+// runtime with the plugins of PLUGINDIR and runs the request through it;
+// mode check runs `nri check plugin` (package conformance) on the module.
 // The request and the response are binary protobuf files; the log goes
 // to stderr. It must be linked with
 // -ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=ignore.
@@ -26,6 +28,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/nrikit/nrikit/interop/internal/upstreamrt"
 )
@@ -47,6 +50,9 @@ func main() {
 }
 
 func run(ctx context.Context, mode, wasm, cache, dir, reqFile, out string) error {
+	if mode == "check" {
+		return check(ctx, wasm, cache, out)
+	}
 	b, err := os.ReadFile(reqFile)
 	if err != nil {
 		return err
@@ -71,6 +77,27 @@ func run(ctx context.Context, mode, wasm, cache, dir, reqFile, out string) error
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// check runs nrikit's plugin checker (`nri check plugin`) on the module
+// wasm and writes its report, as JSON, to out, and as text to stderr.
+func check(ctx context.Context, wasm, cache, out string) error {
+	rep, err := conformance.CheckPlugin(ctx, conformance.PluginConfig{Command: []string{wasm}, WASMCacheDir: cache, Output: os.Stderr})
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteText(os.Stderr); err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // viaHost runs req through the module wasm loaded by nrikit's host.

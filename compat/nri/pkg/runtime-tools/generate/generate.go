@@ -19,6 +19,9 @@ import (
 	"github.com/nrikit/nrikit/ocispec"
 )
 
+// UnlimitedPidsLimit is the pids limit that means no limit.
+const UnlimitedPidsLimit = -1
+
 // UnderlyingGenerator is the runtime's spec generator: here only the spec
 // it holds is used.
 type UnderlyingGenerator interface {

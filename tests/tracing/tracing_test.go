@@ -1,10 +1,12 @@
-package adaptation
+package tracing
 
 import (
 	"context"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/containerd/otelttrpc"
 	"github.com/containerd/ttrpc"
@@ -13,9 +15,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/testing/runtimetest"
 	"github.com/nrikit/nrikit/stub"
 )
+
+// hangGuard bounds every wait: it only guards against hangs.
+const hangGuard = 10 * time.Second
 
 // tracedPlugin records the span context its CreateContainer handler's
 // context carries.
@@ -44,7 +51,7 @@ func TestTracing(t *testing.T) {
 	prop := propagation.TraceContext{}
 	tracing := []otelttrpc.Option{otelttrpc.WithTracerProvider(tp), otelttrpc.WithPropagators(prop)}
 
-	a, _ := newContainmentRuntime(t, WithTTRPCOptions(
+	a := newRuntime(t, adaptation.WithTTRPCOptions(
 		[]ttrpc.ClientOpts{ttrpc.WithUnaryClientInterceptor(otelttrpc.UnaryClientInterceptor(tracing...))},
 		[]ttrpc.ServerOpt{ttrpc.WithUnaryServerInterceptor(otelttrpc.UnaryServerInterceptor(tracing...))}))
 	plugin := &tracedPlugin{}
@@ -52,12 +59,19 @@ func TestTracing(t *testing.T) {
 		stub.WithTTRPCOptions(
 			[]ttrpc.ClientOpts{ttrpc.WithUnaryClientInterceptor(otelttrpc.UnaryClientInterceptor(tracing...))},
 			[]ttrpc.ServerOpt{ttrpc.WithUnaryServerInterceptor(otelttrpc.UnaryServerInterceptor(tracing...))}))
-	waitState(t, a, "10-traced", StateActive)
+	waitActive(t, a, "10-traced")
 
-	ctx, span := tp.Tracer("runtime").Start(ctxT(t), "CRI CreateContainer")
-	_, err := a.CreateContainer(ctx, &api.CreateContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)})
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	ctx, span := tp.Tracer("runtime").Start(ctx, "CRI CreateContainer")
+	_, err := a.CreateContainer(ctx, &api.CreateContainerRequest{
+		Pod:       &api.PodSandbox{Id: "pod0", Name: "pod-0", Namespace: "default", Uid: "uid-0"},
+		Container: &api.Container{Id: "ctr0", PodSandboxId: "pod0", Name: "ctr-0"},
+	})
 	span.End()
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	root := span.SpanContext()
 	var client, server *tracetest.SpanStub
@@ -96,4 +110,62 @@ func spanNames(spans tracetest.SpanStubs) []string {
 		out = append(out, s.Name+"("+s.SpanKind.String()+")")
 	}
 	return out
+}
+
+// newRuntime starts a runtime library with no plugin directory and no
+// socket, stopped when the test ends.
+func newRuntime(t *testing.T, opts ...adaptation.Option) *adaptation.Adaptation {
+	t.Helper()
+	st := runtimetest.NewStore()
+	a, err := adaptation.New("test-runtime", "v1", st.List, st.Update,
+		append([]adaptation.Option{adaptation.WithPluginDir(""), adaptation.WithDisabledExternalConnections()}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		_ = a.Stop(ctx)
+	})
+	return a
+}
+
+// connectInProcess starts a stub serving plugin on one end of an
+// in-memory connection and hands the other end to the runtime library.
+func connectInProcess(t *testing.T, a *adaptation.Adaptation, plugin any, opts ...stub.Option) {
+	t.Helper()
+	rtEnd, plEnd := net.Pipe()
+	st, err := stub.New(plugin, append([]stub.Option{stub.WithConnection(plEnd)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- a.ServeConn(context.Background(), rtEnd) }()
+	started := make(chan error, 1)
+	go func() { started <- st.Start(context.Background()) }()
+	t.Cleanup(func() {
+		st.Stop()
+		<-started
+		<-served
+	})
+}
+
+// waitActive waits until the plugin full is active.
+func waitActive(t *testing.T, a *adaptation.Adaptation, full string) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for time.Now().Before(deadline) {
+		for _, p := range a.Plugins() {
+			if p.FullName() == full && p.State == adaptation.StateActive {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("plugin %s never became active: %+v", full, a.Plugins())
 }
