@@ -64,11 +64,7 @@ func runFailure(r *run) verdict {
 	if err == nil {
 		return fail("RunPodSandbox succeeded (pod %s) although the plugin failed it", short(id))
 	}
-	if strings.Contains(err.Error(), inducedFailureReason) {
-		f.saw("failed with the plugin's reason")
-	} else {
-		f.problem("the CRI error does not carry the plugin's reason: %v", err)
-	}
+	carriesInducedReason(&f, err)
 	failed, err := r.waitKind(p, api.Event_RUN_POD_SANDBOX, "", "")
 	if err != nil {
 		return fail("%v", err)
@@ -161,11 +157,7 @@ func createFailure(r *run) verdict {
 	if err == nil {
 		return fail("CreateContainer succeeded (container %s) although the plugin failed it", short(id))
 	}
-	if strings.Contains(err.Error(), inducedFailureReason) {
-		f.saw("failed with the plugin's reason")
-	} else {
-		f.problem("the CRI error does not carry the plugin's reason: %v", err)
-	}
+	carriesInducedReason(&f, err)
 	ctrs, err := r.cri.listContainers(r.ctx, podID, nil)
 	if err != nil {
 		return fail("%v", err)
@@ -233,4 +225,14 @@ func teardownErrors(r *run) verdict {
 	default:
 	}
 	return f.verdict()
+}
+
+// carriesInducedReason records whether the CRI error err of a call the
+// plugin failed carries the plugin's reason.
+func carriesInducedReason(f *findings, err error) {
+	if strings.Contains(err.Error(), inducedFailureReason) {
+		f.saw("failed with the plugin's reason")
+	} else {
+		f.problem("the CRI error does not carry the plugin's reason: %v", err)
+	}
 }
