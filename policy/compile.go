@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 )
 
@@ -69,7 +70,7 @@ func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
 		}
 		g.filter = f
 	}
-	for cp := range Capability(numCapabilities) {
+	for cp := range capability.Capability(capability.Count) {
 		g.rules[cp] = fmt.Sprintf("%s (no %s)", label, specKey(cp))
 	}
 	if spec.Adjust != nil {
@@ -79,7 +80,7 @@ func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
 		g.update = c.resources(g, at(where, "update"), spec.Update, true)
 	}
 	if spec.Evict {
-		c.allow(g, Evict, at(where, "evict"))
+		c.allow(g, capability.Evict, at(where, "evict"))
 	}
 	return g
 }
@@ -95,25 +96,25 @@ func (c *compiler) parseAction(path []any, name string, def Action) Action {
 }
 
 // allow records that the grant allows cp, decided by the rule at path.
-func (c *compiler) allow(g *Grant, cp Capability, path []any) {
+func (c *compiler) allow(g *Grant, cp capability.Capability, path []any) {
 	g.caps = g.caps.With(cp)
 	g.rules[cp] = fmt.Sprintf("%s:%d: %s", c.file, c.line(path), pathString(path))
 }
 
 // specKey is the key of the policy file that grants cp, for messages.
-func specKey(cp Capability) string {
-	keys := [numCapabilities]string{
-		Annotations: "adjust.annotations", Mounts: "adjust.mounts", Env: "adjust.env", Hooks: "adjust.hooks",
-		Rlimits: "adjust.rlimits", CDIDevices: "adjust.cdiDevices", Args: "adjust.args", Devices: "adjust.devices",
-		Memory: "adjust.resources.memory", CPU: "adjust.resources.cpu", HugepageLimits: "adjust.resources.hugepageLimits",
-		BlockioClass: "adjust.resources.blockioClasses", RdtClass: "adjust.resources.rdtClasses",
-		Unified: "adjust.resources.unified", DeviceCgroup: "adjust.resources.devices", Pids: "adjust.resources.pids",
-		CgroupsPath: "adjust.cgroupsPath", OOMScoreAdj: "adjust.oomScoreAdj", IOPriority: "adjust.ioPriority",
-		SeccompPolicy: "adjust.seccompPolicy", Namespaces: "adjust.namespaces", Sysctl: "adjust.sysctl",
-		NetDevices: "adjust.netDevices", Scheduler: "adjust.scheduler", Rdt: "adjust.rdt", MemoryPolicy: "adjust.memoryPolicy",
-		UpdateMemory: "update.memory", UpdateCPU: "update.cpu", UpdateHugepageLimits: "update.hugepageLimits",
-		UpdateBlockioClass: "update.blockioClasses", UpdateRdtClass: "update.rdtClasses", UpdateUnified: "update.unified",
-		UpdateDeviceCgroup: "update.devices", UpdatePids: "update.pids", Evict: "evict",
+func specKey(cp capability.Capability) string {
+	keys := [capability.Count]string{
+		capability.Annotations: "adjust.annotations", capability.Mounts: "adjust.mounts", capability.Env: "adjust.env", capability.Hooks: "adjust.hooks",
+		capability.Rlimits: "adjust.rlimits", capability.CDIDevices: "adjust.cdiDevices", capability.Args: "adjust.args", capability.Devices: "adjust.devices",
+		capability.Memory: "adjust.resources.memory", capability.CPU: "adjust.resources.cpu", capability.HugepageLimits: "adjust.resources.hugepageLimits",
+		capability.BlockioClass: "adjust.resources.blockioClasses", capability.RdtClass: "adjust.resources.rdtClasses",
+		capability.Unified: "adjust.resources.unified", capability.DeviceCgroup: "adjust.resources.devices", capability.Pids: "adjust.resources.pids",
+		capability.CgroupsPath: "adjust.cgroupsPath", capability.OOMScoreAdj: "adjust.oomScoreAdj", capability.IOPriority: "adjust.ioPriority",
+		capability.SeccompPolicy: "adjust.seccompPolicy", capability.Namespaces: "adjust.namespaces", capability.Sysctl: "adjust.sysctl",
+		capability.NetDevices: "adjust.netDevices", capability.Scheduler: "adjust.scheduler", capability.Rdt: "adjust.rdt", capability.MemoryPolicy: "adjust.memoryPolicy",
+		capability.UpdateMemory: "update.memory", capability.UpdateCPU: "update.cpu", capability.UpdateHugepageLimits: "update.hugepageLimits",
+		capability.UpdateBlockioClass: "update.blockioClasses", capability.UpdateRdtClass: "update.rdtClasses", capability.UpdateUnified: "update.unified",
+		capability.UpdateDeviceCgroup: "update.devices", capability.UpdatePids: "update.pids", capability.Evict: "evict",
 	}
 	return keys[cp]
 }

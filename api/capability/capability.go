@@ -1,9 +1,9 @@
 // Package capability is the set of kinds of change an NRI plugin can
-// make, by stable name: what a grant of package policy allows, what an
-// embedding runtime applies and what the runtime tells a plugin at
-// Configure. It depends on nothing but the standard library, so that a
-// plugin (a WASM guest too) can use it without linking the policy
-// engine; package policy re-exports it.
+// make, by stable name: what the runtime tells a plugin at Configure (a
+// part of the protocol, beside package api), what an embedding runtime
+// applies and what a grant of package policy allows. It depends on
+// nothing but the standard library, so that a plugin (a WASM guest too)
+// can use it without linking the policy engine.
 package capability
 
 import (
