@@ -207,10 +207,15 @@ $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
 	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
+# protoc-gen-nrifields, the field table's generator, is part of this repository (tools/protoc-gen-nrifields).
+$(BIN)/protoc-gen-nrifields: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nrifields/*.go)
+	@mkdir -p $(BIN)
+	cd tools && $(GO) build -trimpath -o $@ ./protoc-gen-nrifields
+
 ## generate: regenerate protobuf and ttrpc code from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
-generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc
+generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/protoc-gen-nrifields
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go
