@@ -59,6 +59,7 @@ UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
 	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
+	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
