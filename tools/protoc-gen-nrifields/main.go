@@ -10,13 +10,16 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"google.golang.org/protobuf/compiler/protogen"
 )
 
 func main() {
-	protogen.Options{}.Run(func(gen *protogen.Plugin) error {
+	var flags flag.FlagSet
+	mergePkg := flags.String("merge", "", "import path of package merge, which gets its field tables")
+	protogen.Options{ParamFunc: flags.Set}.Run(func(gen *protogen.Plugin) error {
 		for _, f := range gen.Files {
 			if !f.Generate {
 				continue
@@ -29,6 +32,11 @@ func main() {
 				continue
 			}
 			writeAPI(gen, f, t)
+			if *mergePkg != "" {
+				if err := writeMerge(gen, f, t, protogen.GoImportPath(*mergePkg)); err != nil {
+					return fmt.Errorf("%s: %w", f.Desc.Path(), err)
+				}
+			}
 		}
 		return nil
 	})
