@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
@@ -100,22 +101,46 @@ func (c *compiler) allow(g *Grant, cp Capability, path []any) {
 	g.rules[cp] = fmt.Sprintf("%s:%d: %s", c.file, c.line(path), pathString(path))
 }
 
-// specKey is the key of the policy file that grants cp, for messages.
+// specKey is the key of the policy file that grants cp, for messages:
+// the capability's path in camel case, adjustments under "adjust." (without
+// "linux."), updates under "update." (without "linux.resources."); a grant
+// of a class field lists classes ("blockioClasses").
 func specKey(cp Capability) string {
-	keys := [numCapabilities]string{
-		Annotations: "adjust.annotations", Mounts: "adjust.mounts", Env: "adjust.env", Hooks: "adjust.hooks",
-		Rlimits: "adjust.rlimits", CDIDevices: "adjust.cdiDevices", Args: "adjust.args", Devices: "adjust.devices",
-		Memory: "adjust.resources.memory", CPU: "adjust.resources.cpu", HugepageLimits: "adjust.resources.hugepageLimits",
-		BlockioClass: "adjust.resources.blockioClasses", RdtClass: "adjust.resources.rdtClasses",
-		Unified: "adjust.resources.unified", DeviceCgroup: "adjust.resources.devices", Pids: "adjust.resources.pids",
-		CgroupsPath: "adjust.cgroupsPath", OOMScoreAdj: "adjust.oomScoreAdj", IOPriority: "adjust.ioPriority",
-		SeccompPolicy: "adjust.seccompPolicy", Namespaces: "adjust.namespaces", Sysctl: "adjust.sysctl",
-		NetDevices: "adjust.netDevices", Scheduler: "adjust.scheduler", Rdt: "adjust.rdt", MemoryPolicy: "adjust.memoryPolicy",
-		UpdateMemory: "update.memory", UpdateCPU: "update.cpu", UpdateHugepageLimits: "update.hugepageLimits",
-		UpdateBlockioClass: "update.blockioClasses", UpdateRdtClass: "update.rdtClasses", UpdateUnified: "update.unified",
-		UpdateDeviceCgroup: "update.devices", UpdatePids: "update.pids", Evict: "evict",
+	f, ok := cp.Field()
+	if !ok {
+		return cp.String()
 	}
-	return keys[cp]
+	key := "adjust." + strings.TrimPrefix(f.Path, "linux.")
+	if f.Update {
+		key = "update." + strings.TrimPrefix(f.Path, "linux.resources.")
+	}
+	return camelCase(key) + classesSuffix(key)
+}
+
+// camelCase turns the proto names of a dotted path into the policy file's
+// ("cdi_devices" into "cdiDevices").
+func camelCase(path string) string {
+	var b strings.Builder
+	upper := false
+	for i, r := range strings.ToLower(path) {
+		switch {
+		case r == '_' && i > 0:
+			upper = true
+		case upper:
+			b.WriteRune(unicode.ToUpper(r))
+			upper = false
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func classesSuffix(key string) string {
+	if strings.HasSuffix(key, "_class") {
+		return "es"
+	}
+	return ""
 }
 
 // compilePattern compiles a plugin pattern.

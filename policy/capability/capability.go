@@ -85,6 +85,15 @@ var capabilityNames = func() (names [numCapabilities]string) {
 	return names
 }()
 
+// Field returns the row of api's capability table that c is: the
+// adjustment or update field it allows. Evict is no field.
+func (c Capability) Field() (api.CapabilityInfo, bool) {
+	if int(c) >= len(fieldTable) || c >= Evict {
+		return api.CapabilityInfo{}, false
+	}
+	return fieldTable[c], true
+}
+
 // String returns the capability's stable name, such as "linux.devices".
 func (c Capability) String() string {
 	if int(c) < numCapabilities {
