@@ -2,8 +2,8 @@ package policy
 
 import "github.com/nrikit/nrikit/policy/capability"
 
-// The capability set lives in package capability, which depends only on
-// api, so that plugins (WASM guests too) can use it without linking
+// The capability set lives in package capability, which depends on
+// nothing, so that plugins (WASM guests too) can use it without linking
 // this package; these are its names here.
 
 // Capability is one kind of change a plugin can make: an adjustment
