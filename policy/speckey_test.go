@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nrikit/nrikit/policy/capability"
 )
 
 // TestSpecKeysAreDocumentKeys checks that the key specKey derives for each
@@ -11,7 +13,7 @@ import (
 // (GrantSpec's yaml tags): a field added to the proto without its grant in
 // the document fails here.
 func TestSpecKeysAreDocumentKeys(t *testing.T) {
-	for _, c := range AllCapabilities() {
+	for _, c := range capability.AllCapabilities() {
 		key := specKey(c)
 		typ := reflect.TypeFor[GrantSpec]()
 		for name := range strings.SplitSeq(key, ".") {
