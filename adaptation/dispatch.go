@@ -420,7 +420,7 @@ func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[
 // told to the RefusalObserver with ctx, the event call's.
 func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, need *requiredSet, o outcome[Rsp]) (use bool, err error) {
 	if o.err == nil {
-		o.err = p.checkAnswer(r.event, s, o.rsp)
+		o.err = p.checkAnswer(ctx, r.event, s, o.rsp)
 		refused(ctx, p, r.event, o.err)
 	}
 	if err := judge(p, r, need, o.err); err != nil {
@@ -434,8 +434,9 @@ func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 // and one that updates or evicts a container outside the plugin's scope
 // is refused (checkTargets), and so is one that makes changes the
 // plugin's grant does not allow (checkGrant); s is what the event is
-// about. What a plugin may answer is checked here.
-func (p *plugin) checkAnswer(e api.Event, s subject, rsp proto.Message) error {
+// about; ctx is the event call's. What a plugin may answer is checked
+// here.
+func (p *plugin) checkAnswer(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
 	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
 		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
 			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
@@ -443,7 +444,7 @@ func (p *plugin) checkAnswer(e api.Event, s subject, rsp proto.Message) error {
 	if err := p.checkTargets(e, rsp); err != nil {
 		return err
 	}
-	return p.checkGrant(e, s, rsp)
+	return p.checkGrant(ctx, e, s, rsp)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too

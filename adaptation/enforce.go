@@ -55,8 +55,9 @@ const (
 // an answer that opts out carries no changes). The refusal is p's
 // failure of the request (FailureDenied), under its failure policy. A
 // grant in audit mode refuses nothing: the violations are logged and
-// counted (audited), and the answer is used.
-func (p *plugin) checkGrant(e api.Event, s subject, rsp proto.Message) error {
+// counted (audited), told to the RefusalObserver with ctx (the event
+// call's) as audited, and the answer is used.
+func (p *plugin) checkGrant(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
 	gs := p.grant.Load()
 	if gs == nil {
 		return nil
@@ -76,14 +77,16 @@ func (p *plugin) checkGrant(e api.Event, s subject, rsp proto.Message) error {
 		p.countDenied(vs, derr.Action)
 		err = derr
 	}
-	switch {
-	case err == nil:
-		return nil
-	case g.Action() == policy.ActionAudit:
-		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
+	if err == nil {
 		return nil
 	}
-	return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err})
+	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err}
+	if g.Action() == policy.ActionAudit {
+		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
+		audited(ctx, p, e, perr)
+		return nil
+	}
+	return p.fail(perr)
 }
 
 // answerTargets is how checkGrant finds the containers an answer of p

@@ -81,10 +81,16 @@ type Refusal struct {
 	// FailureOversize, the answer is too large; FailureRejected, it
 	// updates or evicts a container outside the plugin's scope.
 	Err *PluginError
+	// Audited is set when the plugin's grant is in audit mode
+	// (policy.ActionAudit): the runtime did not refuse the answer and
+	// its changes were applied; Err says what the grant would have
+	// refused (FailureDenied).
+	Audited bool
 }
 
 // RefusalObserver is told about every answer to an event the runtime
-// refused after checking it (see [Refusal]), on the goroutine of the
+// refused after checking it (see [Refusal]), and about every answer a
+// grant in audit mode would have refused (Refusal.Audited), on the goroutine of the
 // runtime's event call and with its context, right after the check,
 // before the event goes on. It must return quickly and must not call the
 // Adaptation.
@@ -113,5 +119,14 @@ func refused(ctx context.Context, p *plugin, e api.Event, err error) {
 	var perr *PluginError
 	if errors.As(err, &perr) {
 		o(ctx, Refusal{Plugin: p.full, Event: e, Err: perr})
+	}
+}
+
+// audited tells the refusal observer, if there is one, that p's grant in
+// audit mode would have refused its answer to e with err (see
+// Refusal.Audited).
+func audited(ctx context.Context, p *plugin, e api.Event, err *PluginError) {
+	if o := p.a.cfg.refusalObserver; o != nil {
+		o(ctx, Refusal{Plugin: p.full, Event: e, Err: err, Audited: true})
 	}
 }

@@ -95,6 +95,9 @@ type Plugin struct {
 	Errors int `json:"errors"`
 	// Refused counts its answers the runtime refused (of Errors).
 	Refused int `json:"refused"`
+	// Audited counts its answers the policy does not allow but the
+	// runtime used, its grant being in audit mode (not of Errors).
+	Audited int `json:"audited"`
 	// State is "registered", or "lost" if the runtime lost it during the
 	// run (see Report.Lost).
 	State string `json:"state"`
@@ -185,6 +188,10 @@ type Call struct {
 	// Refused is set if the plugin answered but the runtime refused the
 	// answer: none of its changes were applied.
 	Refused bool `json:"refused"`
+	// Audited is set if the policy does not allow the answer's changes
+	// but the plugin's grant is in audit mode: the runtime applied them
+	// (Error stays "": the call did not fail).
+	Audited bool `json:"audited"`
 	// Violations are the changes of the answer the policy does not
 	// allow.
 	Violations []Violation `json:"violations"`
@@ -205,17 +212,28 @@ type Violation struct {
 	// Rule is where the deciding rule is, "FILE:LINE: grants[N].adjust.KEY".
 	Rule string `json:"rule"`
 	// Action is what the runtime did about it: "refused" (the answer was
-	// not used).
+	// not used) or "audited" (the grant is in audit mode: the change was
+	// applied).
 	Action string `json:"action"`
 }
 
-// ActionRefused is the Action of a violation whose answer was refused.
-const ActionRefused = "refused"
+// The values of Violation.Action.
+const (
+	// ActionRefused is the Action of a violation whose answer was refused.
+	ActionRefused = "refused"
+	// ActionAudited is the Action of a violation a grant in audit mode
+	// let through.
+	ActionAudited = "audited"
+)
 
 // String returns "FIELD VALUE denied: REASON (RULE)", as the policy
-// words a violation.
+// words a violation ("would be denied" if it was audited).
 func (v Violation) String() string {
-	return fmt.Sprintf("%s %s denied: %s (%s)", v.Field, v.Value, v.Reason, v.Rule)
+	verb := "denied"
+	if v.Action == ActionAudited {
+		verb = "would be denied"
+	}
+	return fmt.Sprintf("%s %s %s: %s (%s)", v.Field, v.Value, verb, v.Reason, v.Rule)
 }
 
 // Change is one field a plugin set.
@@ -235,6 +253,10 @@ type Change struct {
 	// Refused is true if the change was part of an answer the runtime
 	// refused: it was not applied.
 	Refused bool `json:"refused"`
+	// Audited is true if the change was part of an answer the policy
+	// does not allow, applied because the plugin's grant is in audit
+	// mode.
+	Audited bool `json:"audited"`
 }
 
 // Container is one container of the scenario and its final OCI spec.

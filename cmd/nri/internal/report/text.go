@@ -85,7 +85,7 @@ func (r *Report) writePlugins(t *textWriter, p palette) {
 			grant = "  " + p.paint(p.dim, "grant "+grantName(pl.Grant, r.Policy.File))
 		}
 		t.printf("  %s  %-13s %-10s %3d calls, %d filtered%s%s\n", p.paint(p.cyan, pad(pl.ID, width)), pl.Kind, pid,
-			pl.Calls, pl.Filtered, errorCount(p, pl.Errors, pl.Refused), grant)
+			pl.Calls, pl.Filtered, errorCount(p, pl.Errors, pl.Refused)+auditCount(p, pl.Audited), grant)
 		for _, n := range pl.GrantNotes {
 			t.printf("%s%s\n", indent, p.paint(p.yellow, fmt.Sprintf("note: %s, not %s: a plugin is named after its file, extension included", n, pl.Name)))
 		}
@@ -153,6 +153,15 @@ func errorCount(p palette, n, refused int) string {
 	return ", " + p.paint(p.red, fmt.Sprintf("%d failed", n))
 }
 
+// auditCount is the plugin line's count of answers a grant in audit mode
+// let through.
+func auditCount(p palette, n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ", " + p.paint(p.yellow, fmt.Sprintf("%d audited", n))
+}
+
 func pad(s string, n int) string {
 	if len(s) >= n {
 		return s
@@ -204,8 +213,11 @@ func (r *Report) writeTimeline(t *textWriter, p palette, opts TextOptions) {
 		if opts.Calls {
 			for _, c := range e.Calls {
 				outcome := c.Error
-				if c.Refused {
+				switch {
+				case c.Refused:
 					outcome = "refused: " + outcome
+				case c.Audited:
+					outcome = "audited (applied)"
 				}
 				t.printf("        %s %-24s %7.2fms %s\n", p.paint(p.dim, "call    "), c.Plugin, c.LatencyMs, outcome)
 			}
@@ -247,6 +259,11 @@ func writeFailedCalls(t *textWriter, p palette, e *Event, notes map[string][]str
 			for _, n := range notes[c.Plugin] {
 				t.printf("                 %s\n", p.paint(p.yellow, fmt.Sprintf("note: %s, not %s: a plugin is named after its file, extension included", n, pluginName(c.Plugin))))
 			}
+		case c.Audited:
+			t.printf("        %s %s (its changes applied: its grant is in audit mode)\n", p.paint(p.yellow, "audited "), c.Plugin)
+			for _, v := range c.Violations {
+				t.printf("                 %s\n", v)
+			}
 		case c.Error != "":
 			t.printf("        %s %s: %s\n", p.paint(p.red, "failed  "), c.Plugin, c.Error)
 		}
@@ -263,8 +280,11 @@ func changeLine(p palette, c Change, self string) string {
 		target = c.Container + ": "
 	}
 	refused := ""
-	if c.Refused {
+	switch {
+	case c.Refused:
 		refused = "  " + p.paint(p.red, "(refused)")
+	case c.Audited:
+		refused = "  " + p.paint(p.yellow, "(audited)")
 	}
 	if c.Removed {
 		return fmt.Sprintf("%s %s%s%s", p.paint(p.cyan, pad(who, 20)), target, p.paint(p.red, "- "+c.Field), refused)

@@ -15,7 +15,7 @@ func (s *Simulator) observerOptions() []adaptation.Option {
 			s.tl.observe(ctx, c.Plugin, c.Event, c.Duration, c.Response, c.Err)
 		}),
 		adaptation.WithRefusalObserver(func(ctx context.Context, r adaptation.Refusal) {
-			s.tl.refused(ctx, r.Plugin, r.Event, r.Err)
+			s.tl.refused(ctx, r.Plugin, r.Event, r.Err, r.Audited)
 		}),
 	}
 }

@@ -126,3 +126,64 @@ func TestPlayLost(t *testing.T) {
 		t.Errorf("registration errors %+v: the plugin registered", r.RegistrationErrors)
 	}
 }
+
+// TestPlayAudited checks that an answer a grant in audit mode does not
+// allow is applied and marked audited in the report, with its
+// violations, and neither fails the step nor counts as the plugin's
+// failure; expecting it refused fails the step.
+func TestPlayAudited(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	audit := func(expect string) string {
+		return strings.Replace(refusedScenario(expect), "adjust: {env: [OTHER]}", "adjust: {env: [OTHER]}\n      action: audit", 1)
+	}
+	r := play(t, audit(""), "env")
+	if !r.OK || len(r.Failures) != 0 {
+		t.Errorf("failures %q, want none: the grant audits", r.Failures)
+	}
+	create := event(r, "CreateContainer", "a")
+	if create == nil || !create.OK {
+		t.Fatalf("CreateContainer a: %+v, want OK", create)
+	}
+	var two *report.Call
+	for i := range create.Calls {
+		if c := &create.Calls[i]; c.Plugin == "20-two" {
+			two = c
+		}
+	}
+	want := report.Violation{Field: "env", Value: `"HELPER_two"`, Reason: "name not allowed", Rule: "helpers.yaml:27: grants[1].adjust.env", Action: "audited"}
+	if two == nil || !two.Audited || two.Refused || two.Error != "" || len(two.Violations) != 1 || two.Violations[0] != want {
+		t.Errorf("20-two's call %+v, want audited with %+v", two, want)
+	}
+	for _, c := range create.Changes {
+		if c.Refused || c.Audited != (c.Plugin == "20-two") {
+			t.Errorf("change %+v: want audited only for 20-two, never refused", c)
+		}
+	}
+	for _, p := range r.Plugins {
+		audited := 0
+		if p.ID == "20-two" {
+			audited = 1
+		}
+		if p.Audited != audited || p.Refused != 0 || p.Errors != 0 {
+			t.Errorf("plugin %+v, want %d audited, nothing failed", p, audited)
+		}
+	}
+	if a := reportedContainer(r, "a"); !slices.Contains(a.Env, "HELPER_two=1") {
+		t.Errorf("container a's environment %v: want plugin two's variable applied", a.Env)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"1 audited", "audited  20-two (its changes applied: its grant is in audit mode)",
+		`env "HELPER_two" would be denied: name not allowed (helpers.yaml:27: grants[1].adjust.env)`, "(audited)"} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("the text report has no %q:\n%s", line, text.String())
+		}
+	}
+
+	r = play(t, audit("    expectRefused: [two]\n"), "env")
+	if r.OK || len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "expected the runtime to refuse two's answer") {
+		t.Errorf("an audited answer expected refused: failures %q", r.Failures)
+	}
+}

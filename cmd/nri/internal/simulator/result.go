@@ -17,7 +17,7 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 	infos := a.Plugins()
 	events := s.tl.snapshot()
 	subs := subscribers(infos)
-	calls, errs, refused, filtered := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	calls, errs, refused, audited, filtered := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	for i := range events {
 		e := &events[i]
 		for _, c := range e.Calls {
@@ -27,6 +27,9 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 			}
 			if c.Refused {
 				refused[c.Plugin]++
+			}
+			if c.Audited {
+				audited[c.Plugin]++
 			}
 		}
 		if e.Step == 0 {
@@ -84,7 +87,7 @@ func (s *Simulator) report(a *adaptation.Adaptation, took time.Duration, failure
 		full := p.FullName()
 		rp := report.Plugin{
 			Name: p.Name, Index: p.Index, ID: full, Kind: p.Kind.String(), PID: p.PID, Events: names,
-			Calls: calls[full], Filtered: filtered[full], Errors: errs[full], Refused: refused[full], State: state[full],
+			Calls: calls[full], Filtered: filtered[full], Errors: errs[full], Refused: refused[full], Audited: audited[full], State: state[full],
 		}
 		if pol != nil {
 			rp.Grant = pol.GrantFor(p.Index, p.Name).String()

@@ -130,34 +130,43 @@ func (t *timeline) observe(ctx context.Context, plugin string, e api.Event, took
 
 // refused marks the call of plugin in the record of event e, which the
 // runtime refused with err after the plugin answered (see
-// adaptation.Refusal), and its changes: none of them were applied.
-func (t *timeline) refused(ctx context.Context, plugin string, e api.Event, err *adaptation.PluginError) {
+// adaptation.Refusal), and its changes: none of them were applied. If
+// audited, the plugin's grant is in audit mode: the call and its changes
+// are marked audited instead, and were applied.
+func (t *timeline) refused(ctx context.Context, plugin string, e api.Event, err *adaptation.PluginError, audited bool) {
 	r, _ := ctx.Value(routeKey{}).(route)
 	rec := r[e]
 	if rec == nil {
 		return
 	}
 	var violations []report.Violation
-	msg := err.Error()
+	msg, action := err.Error(), report.ActionRefused
+	if audited {
+		action = report.ActionAudited
+	}
 	var denied *policy.DeniedError
 	if errors.As(err, &denied) {
 		msg = denied.Error()
 		for _, v := range denied.Violations {
 			violations = append(violations, report.Violation{Field: v.Field.String(), Value: v.Value, Reason: v.Reason,
-				Rule: v.Rule, Action: report.ActionRefused})
+				Rule: v.Rule, Action: action})
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := len(rec.Calls) - 1; i >= 0; i-- {
 		if c := &rec.Calls[i]; c.Plugin == plugin {
-			c.Error, c.Refused, c.Violations = msg, true, violations
+			if audited {
+				c.Audited, c.Violations = true, violations
+			} else {
+				c.Error, c.Refused, c.Violations = msg, true, violations
+			}
 			break
 		}
 	}
 	for i := range rec.Changes {
 		if rec.Changes[i].Plugin == plugin {
-			rec.Changes[i].Refused = true
+			rec.Changes[i].Refused, rec.Changes[i].Audited = !audited, audited
 		}
 	}
 }
