@@ -213,8 +213,8 @@ $(BIN)/protoc-gen-nrifields: tools/go.mod tools/go.sum $(wildcard tools/protoc-g
 	@mkdir -p $(BIN)
 	cd tools && $(GO) build -trimpath -o $@ ./protoc-gen-nrifields
 
-## generate: regenerate protobuf and ttrpc code and the field tables (api/fields_generated.go,
-## merge/fields_generated.go; docs/internals.md, "Adding a field") from proto/. The ttrpc services get the constraint
+## generate: regenerate protobuf and ttrpc code and the field tables (api/, merge/ and ocispec/fields_generated.go;
+## docs/internals.md, "Adding a field") from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
 generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/protoc-gen-nrifields
@@ -227,8 +227,8 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc 
 COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
 
 check-generated: generate
-	@git diff --exit-code -- api/ 'merge/*_generated.go' $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/ 'merge/*_generated.go' $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, merge/ or compat/nri"; exit 1)
+	@git diff --exit-code -- api/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, merge/, ocispec/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

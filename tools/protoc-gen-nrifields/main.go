@@ -19,6 +19,7 @@ import (
 func main() {
 	var flags flag.FlagSet
 	mergePkg := flags.String("merge", "", "import path of package merge, which gets its field tables")
+	ocispecPkg := flags.String("ocispec", "", "import path of package ocispec, which gets its plan table")
 	protogen.Options{ParamFunc: flags.Set}.Run(func(gen *protogen.Plugin) error {
 		for _, f := range gen.Files {
 			if !f.Generate {
@@ -36,6 +37,9 @@ func main() {
 				if err := writeMerge(gen, f, t, protogen.GoImportPath(*mergePkg)); err != nil {
 					return fmt.Errorf("%s: %w", f.Desc.Path(), err)
 				}
+			}
+			if *ocispecPkg != "" {
+				writeOCISpec(gen, f, t, protogen.GoImportPath(*ocispecPkg))
 			}
 		}
 		return nil
