@@ -59,7 +59,7 @@ UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
 	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
-	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields
+	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields ./protoc-gen-nrievents
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -208,16 +208,18 @@ $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
 	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
-# protoc-gen-nrifields, the field table's generator, is part of this repository (tools/protoc-gen-nrifields).
-$(BIN)/protoc-gen-nrifields: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nrifields/*.go)
+# The generators of the field and event tables are part of this repository (tools/protoc-gen-nri*).
+NRI_GENERATORS := protoc-gen-nrifields protoc-gen-nrievents
+$(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nri*/*.go)
 	@mkdir -p $(BIN)
-	cd tools && $(GO) build -trimpath -o $@ ./protoc-gen-nrifields
+	cd tools && $(GO) build -trimpath -o $@ ./$*
 
-## generate: regenerate protobuf and ttrpc code and the field tables (api/, merge/ and ocispec/fields_generated.go;
-## docs/internals.md, "Adding a field") from proto/. The ttrpc services get the constraint
+## generate: regenerate protobuf and ttrpc code and the field and event tables (api/, merge/ and
+## ocispec/fields_generated.go, api/events_generated.go; docs/internals.md, "Adding a field" and "Adding an
+## event") from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
-generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/protoc-gen-nrifields
+generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(NRI_GENERATORS:%=$(BIN)/%)
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go

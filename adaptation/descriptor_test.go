@@ -9,7 +9,8 @@ import (
 
 // TestMethodsCarryTheirWASMExport checks that every event's descriptor
 // names the export of the WASM ABI serving its event, so that a WASM
-// plugin's call does not look it up.
+// plugin's call does not look it up, and decodes the answer the event
+// table gives the event.
 func TestMethodsCarryTheirWASMExport(t *testing.T) {
 	for _, d := range []struct {
 		e api.Event
@@ -32,6 +33,9 @@ func TestMethodsCarryTheirWASMExport(t *testing.T) {
 	} {
 		if want := wasmabi.EventFunc(d.e); d.m.wasm != want || want == "" {
 			t.Errorf("%s: descriptor's export %q, want %q", d.e.Name(), d.m.wasm, want)
+		}
+		if got, want := string(d.m.answer.Descriptor().FullName()), d.e.Info().Response; got != want {
+			t.Errorf("%s: descriptor's answer %s, the event table's %s", d.e.Name(), got, want)
 		}
 	}
 	if methodStateChange.wasm != wasmabi.FuncStateChange {

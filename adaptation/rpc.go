@@ -41,14 +41,17 @@ var methodStateChange = newMethod("StateChange", api.PluginService.StateChange)
 
 // rpc describes how one event is sent to a plugin and how its plugins'
 // failures count. The values below are immutable descriptors; adding an
-// event means adding one of them and one thin public method.
+// event means adding one of them and one thin public method. What the
+// protocol says of the event (its StateChange fallback, whether it
+// validates) comes from its row of the event table (api.EventInfo).
 type rpc[Req, Rsp proto.Message] struct {
 	event  api.Event
 	method *method
 	flags  rpcFlags
 }
 
-// rpcFlags are the properties of an event that are not its types.
+// rpcFlags are the properties of an event that are not its types: the
+// protocol's, from the event table (newRPC), and the runtime's own.
 type rpcFlags uint8
 
 const (
@@ -70,9 +73,18 @@ const (
 // has reports whether r has all of flags.
 func (r *rpc[Req, Rsp]) has(flags rpcFlags) bool { return r.flags&flags == flags }
 
-// newRPC describes event e, sent with call (the method of the same name).
+// newRPC describes event e, sent with call (the method of the same name),
+// with flags and those of the event table's row of e: viaStateChange for
+// an event with the StateChange fallback, failClosed for validation.
 func newRPC[Req, Rsp proto.Message](e api.Event, call func(api.PluginService, context.Context, Req) (Rsp, error), flags rpcFlags) *rpc[Req, Rsp] {
-	return &rpc[Req, Rsp]{event: e, method: newMethod(e.Name(), call), flags: flags}
+	info := e.Info()
+	if info.StateChange {
+		flags |= viaStateChange
+	}
+	if info.Kind == api.EventValidating {
+		flags |= failClosed
+	}
+	return &rpc[Req, Rsp]{event: e, method: newMethod(info.Name, call), flags: flags}
 }
 
 // stateChange is req as the StateChangeEvent of the StateChange fallback
@@ -100,18 +112,18 @@ func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req pr
 type svc = api.PluginService
 
 var (
-	rpcRunPodSandbox        = newRPC(api.Event_RUN_POD_SANDBOX, svc.RunPodSandbox, viaStateChange|requiredAnswer)
+	rpcRunPodSandbox        = newRPC(api.Event_RUN_POD_SANDBOX, svc.RunPodSandbox, requiredAnswer)
 	rpcUpdatePodSandbox     = newRPC(api.Event_UPDATE_POD_SANDBOX, svc.UpdatePodSandbox, 0)
-	rpcPostUpdatePodSandbox = newRPC(api.Event_POST_UPDATE_POD_SANDBOX, svc.PostUpdatePodSandbox, viaStateChange)
-	rpcStopPodSandbox       = newRPC(api.Event_STOP_POD_SANDBOX, svc.StopPodSandbox, viaStateChange)
-	rpcRemovePodSandbox     = newRPC(api.Event_REMOVE_POD_SANDBOX, svc.RemovePodSandbox, viaStateChange)
+	rpcPostUpdatePodSandbox = newRPC(api.Event_POST_UPDATE_POD_SANDBOX, svc.PostUpdatePodSandbox, 0)
+	rpcStopPodSandbox       = newRPC(api.Event_STOP_POD_SANDBOX, svc.StopPodSandbox, 0)
+	rpcRemovePodSandbox     = newRPC(api.Event_REMOVE_POD_SANDBOX, svc.RemovePodSandbox, 0)
 	rpcCreateContainer      = newRPC(api.Event_CREATE_CONTAINER, svc.CreateContainer, requiredAnswer)
-	rpcPostCreateContainer  = newRPC(api.Event_POST_CREATE_CONTAINER, svc.PostCreateContainer, viaStateChange)
-	rpcStartContainer       = newRPC(api.Event_START_CONTAINER, svc.StartContainer, viaStateChange)
-	rpcPostStartContainer   = newRPC(api.Event_POST_START_CONTAINER, svc.PostStartContainer, viaStateChange)
+	rpcPostCreateContainer  = newRPC(api.Event_POST_CREATE_CONTAINER, svc.PostCreateContainer, 0)
+	rpcStartContainer       = newRPC(api.Event_START_CONTAINER, svc.StartContainer, 0)
+	rpcPostStartContainer   = newRPC(api.Event_POST_START_CONTAINER, svc.PostStartContainer, 0)
 	rpcUpdateContainer      = newRPC(api.Event_UPDATE_CONTAINER, svc.UpdateContainer, 0)
-	rpcPostUpdateContainer  = newRPC(api.Event_POST_UPDATE_CONTAINER, svc.PostUpdateContainer, viaStateChange)
+	rpcPostUpdateContainer  = newRPC(api.Event_POST_UPDATE_CONTAINER, svc.PostUpdateContainer, 0)
 	rpcStopContainer        = newRPC(api.Event_STOP_CONTAINER, svc.StopContainer, 0)
-	rpcRemoveContainer      = newRPC(api.Event_REMOVE_CONTAINER, svc.RemoveContainer, viaStateChange)
-	rpcValidate             = newRPC(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, svc.ValidateContainerAdjustment, requiredAnswer|failClosed)
+	rpcRemoveContainer      = newRPC(api.Event_REMOVE_CONTAINER, svc.RemoveContainer, 0)
+	rpcValidate             = newRPC(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, svc.ValidateContainerAdjustment, requiredAnswer)
 )

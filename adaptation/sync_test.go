@@ -66,7 +66,13 @@ func TestSynchronizeLarge(t *testing.T) {
 	}
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			rt := newTestRuntime(t, []testPlugin{{"10-raw", helperArgs("raw")}})
+			// The budget for the whole Synchronize is the tests' hang
+			// guard, which scales with the machine's load: 100,000
+			// containers are some 22 parts of 1 MiB, each encoded, sent
+			// and decoded under the race detector (over the default
+			// minute at a load of 24 on 2 cores).
+			rt := newTestRuntime(t, []testPlugin{{"10-raw", helperArgs("raw")}},
+				WithSynchronizeBudget(hangGuard))
 			for i := range 100 {
 				rt.store.AddPod(testPod(i))
 			}

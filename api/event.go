@@ -15,46 +15,11 @@ const (
 	// (RunPodSandbox through ValidateContainerAdjustment).
 	AllEvents EventMask = 1<<(Event_LAST-1) - 1
 
-	// PodEvents is the mask of the pod lifecycle events.
-	PodEvents EventMask = 1<<(Event_RUN_POD_SANDBOX-1) | 1<<(Event_STOP_POD_SANDBOX-1) |
-		1<<(Event_REMOVE_POD_SANDBOX-1) | 1<<(Event_UPDATE_POD_SANDBOX-1) |
-		1<<(Event_POST_UPDATE_POD_SANDBOX-1)
-
 	// ContainerEvents is the mask of the container lifecycle events,
-	// including ValidateContainerAdjustment.
+	// including ValidateContainerAdjustment. PodEvents and
+	// StateChangeEvents are in events_generated.go.
 	ContainerEvents = AllEvents &^ PodEvents
-
-	// StateChangeEvents is the mask of the events that NRI v0.11 and
-	// earlier deliver through StateChange, having no RPC of their own
-	// there: the events whose answer carries nothing but an error. A
-	// runtime sends each with its dedicated RPC (added in v0.12) and, to a
-	// plugin that answers that with UNIMPLEMENTED, as a StateChangeEvent
-	// with the request's pod and container, as upstream's runtime does
-	// (docs/protocol.md §7).
-	StateChangeEvents EventMask = 1<<(Event_RUN_POD_SANDBOX-1) | 1<<(Event_STOP_POD_SANDBOX-1) |
-		1<<(Event_REMOVE_POD_SANDBOX-1) | 1<<(Event_POST_UPDATE_POD_SANDBOX-1) |
-		1<<(Event_POST_CREATE_CONTAINER-1) | 1<<(Event_START_CONTAINER-1) |
-		1<<(Event_POST_START_CONTAINER-1) | 1<<(Event_POST_UPDATE_CONTAINER-1) |
-		1<<(Event_REMOVE_CONTAINER-1)
 )
-
-// eventNames are the names of events as they appear in RPC method names.
-var eventNames = [...]string{
-	Event_RUN_POD_SANDBOX:               "RunPodSandbox",
-	Event_STOP_POD_SANDBOX:              "StopPodSandbox",
-	Event_REMOVE_POD_SANDBOX:            "RemovePodSandbox",
-	Event_CREATE_CONTAINER:              "CreateContainer",
-	Event_POST_CREATE_CONTAINER:         "PostCreateContainer",
-	Event_START_CONTAINER:               "StartContainer",
-	Event_POST_START_CONTAINER:          "PostStartContainer",
-	Event_UPDATE_CONTAINER:              "UpdateContainer",
-	Event_POST_UPDATE_CONTAINER:         "PostUpdateContainer",
-	Event_STOP_CONTAINER:                "StopContainer",
-	Event_REMOVE_CONTAINER:              "RemoveContainer",
-	Event_UPDATE_POD_SANDBOX:            "UpdatePodSandbox",
-	Event_POST_UPDATE_POD_SANDBOX:       "PostUpdatePodSandbox",
-	Event_VALIDATE_CONTAINER_ADJUSTMENT: "ValidateContainerAdjustment",
-}
 
 // Events returns every event defined by the protocol, in enum order.
 func Events() []Event {
@@ -75,7 +40,7 @@ func (e Event) IsValid() bool {
 // "CreateContainer", or "Event(99)" for a value that is not an event.
 func (e Event) Name() string {
 	if e.IsValid() {
-		return eventNames[e]
+		return eventTable[e].Name
 	}
 	return fmt.Sprintf("Event(%d)", int32(e))
 }
@@ -94,7 +59,7 @@ func (e Event) Mask() EventMask {
 func ParseEvent(name string) (Event, error) {
 	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "_", ""))
 	for e := Event_UNKNOWN + 1; e < Event_LAST; e++ {
-		if strings.ToLower(eventNames[e]) == key {
+		if strings.ToLower(eventTable[e].Name) == key {
 			return e, nil
 		}
 	}

@@ -38,7 +38,10 @@ const (
 
 // The request functions a module exports, one per request of the Plugin
 // service: (ptr i32, size i32) -> i64, the request's protobuf encoding
-// in, the answer (see [Answer]) out.
+// in, the answer (see [Answer]) out. An event's is its row of the event
+// table (api.EventInfo.WASMExport), which [EventFunc] returns; the
+// constants of the events name them for the guest's //go:wasmexport
+// directives, and the tests check them against the table.
 const (
 	FuncConfigure       = "plugin_configure"
 	FuncSynchronize     = "plugin_synchronize"
@@ -60,31 +63,10 @@ const (
 	FuncValidate        = "plugin_validate_container_adjustment"
 )
 
-// eventFuncs are the request functions of the events, by event.
-var eventFuncs = [...]string{
-	api.Event_RUN_POD_SANDBOX:               FuncRunPod,
-	api.Event_STOP_POD_SANDBOX:              FuncStopPod,
-	api.Event_REMOVE_POD_SANDBOX:            FuncRemovePod,
-	api.Event_CREATE_CONTAINER:              FuncCreateContainer,
-	api.Event_POST_CREATE_CONTAINER:         FuncPostCreate,
-	api.Event_START_CONTAINER:               FuncStartContainer,
-	api.Event_POST_START_CONTAINER:          FuncPostStart,
-	api.Event_UPDATE_CONTAINER:              FuncUpdateContainer,
-	api.Event_POST_UPDATE_CONTAINER:         FuncPostUpdate,
-	api.Event_STOP_CONTAINER:                FuncStopContainer,
-	api.Event_REMOVE_CONTAINER:              FuncRemoveContainer,
-	api.Event_UPDATE_POD_SANDBOX:            FuncUpdatePod,
-	api.Event_POST_UPDATE_POD_SANDBOX:       FuncPostUpdatePod,
-	api.Event_VALIDATE_CONTAINER_ADJUSTMENT: FuncValidate,
-}
-
 // EventFunc returns the request function of event e ("" for an invalid
 // event).
 func EventFunc(e api.Event) string {
-	if !e.IsValid() {
-		return ""
-	}
-	return eventFuncs[e]
+	return e.Info().WASMExport
 }
 
 // MethodFunc returns the request function serving the Plugin service
@@ -104,7 +86,7 @@ func MethodFunc(method string) string {
 	}
 	for _, e := range api.Events() {
 		if e.Name() == method {
-			return eventFuncs[e]
+			return e.Info().WASMExport
 		}
 	}
 	return ""
@@ -116,7 +98,7 @@ func MethodFunc(method string) string {
 func Funcs() []string {
 	fns := []string{FuncConfigure, FuncSynchronize, FuncShutdown}
 	for _, e := range api.Events() {
-		fns = append(fns, eventFuncs[e])
+		fns = append(fns, e.Info().WASMExport)
 	}
 	return append(fns, FuncStateChange)
 }
@@ -124,12 +106,13 @@ func Funcs() []string {
 // IsFunc reports whether fn is the name of a request function.
 func IsFunc(fn string) bool {
 	switch fn {
-	case FuncConfigure, FuncSynchronize, FuncShutdown, FuncStateChange,
-		FuncRunPod, FuncUpdatePod, FuncPostUpdatePod, FuncStopPod, FuncRemovePod,
-		FuncCreateContainer, FuncPostCreate, FuncStartContainer, FuncPostStart,
-		FuncUpdateContainer, FuncPostUpdate, FuncStopContainer, FuncRemoveContainer,
-		FuncValidate:
+	case FuncConfigure, FuncSynchronize, FuncShutdown, FuncStateChange:
 		return true
+	}
+	for e := api.Event_UNKNOWN + 1; e < api.Event_LAST; e++ {
+		if e.Info().WASMExport == fn {
+			return true
+		}
 	}
 	return false
 }

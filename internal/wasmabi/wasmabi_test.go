@@ -103,3 +103,28 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("ParseAnswer of an upstream error answer = %#x, %d, %v", ptr, size, isError)
 	}
 }
+
+// TestEventConstants checks the constants the guest's //go:wasmexport
+// directives spell out against the event table.
+func TestEventConstants(t *testing.T) {
+	for e, fn := range map[api.Event]string{
+		api.Event_RUN_POD_SANDBOX:               FuncRunPod,
+		api.Event_STOP_POD_SANDBOX:              FuncStopPod,
+		api.Event_REMOVE_POD_SANDBOX:            FuncRemovePod,
+		api.Event_CREATE_CONTAINER:              FuncCreateContainer,
+		api.Event_POST_CREATE_CONTAINER:         FuncPostCreate,
+		api.Event_START_CONTAINER:               FuncStartContainer,
+		api.Event_POST_START_CONTAINER:          FuncPostStart,
+		api.Event_UPDATE_CONTAINER:              FuncUpdateContainer,
+		api.Event_POST_UPDATE_CONTAINER:         FuncPostUpdate,
+		api.Event_STOP_CONTAINER:                FuncStopContainer,
+		api.Event_REMOVE_CONTAINER:              FuncRemoveContainer,
+		api.Event_UPDATE_POD_SANDBOX:            FuncUpdatePod,
+		api.Event_POST_UPDATE_POD_SANDBOX:       FuncPostUpdatePod,
+		api.Event_VALIDATE_CONTAINER_ADJUSTMENT: FuncValidate,
+	} {
+		if got := EventFunc(e); got != fn {
+			t.Errorf("%s: the table's export %q, the constant %q", e.Name(), got, fn)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func TestPassesCheckPlugin(t *testing.T) {
 				if !ok || !strings.Contains(res.Reason, api.StateChangeEvents.String()) {
 					t.Errorf("%s: %+v; want every event of %s\n%s", conformance.CheckStateChange, res, api.StateChangeEvents, text.String())
 				}
-				if res, _ := rep.Result(conformance.EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "adjusts 1 env") {
+				if res, _ := rep.Result(conformance.EventCheckName(api.Event_CREATE_CONTAINER)); !strings.Contains(res.Reason, "adjusts env[LEGACY_PLUGIN]") {
 					t.Errorf("CreateContainer: %q, want the plugin's variable", res.Reason)
 				}
 			})

@@ -48,7 +48,7 @@ func supportedEvents(req *api.ConfigureRequest) runtimeEvents {
 	if nri != "" {
 		basis = fmt.Sprintf("NRI version %q of %s not understood, assuming the oldest event set", nri, rt)
 	}
-	return runtimeEvents{supported: oldestEvents, known: false, nriVersion: nri, basis: basis}
+	return runtimeEvents{supported: oldestEvents(), known: false, nriVersion: nri, basis: basis}
 }
 
 // subscription is the outcome of resolving a plugin's subscription.

@@ -7,67 +7,36 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// The NRI event table. See the package documentation for how it was
-// established; each entry is the first release with that event set.
-var (
-	// eventsV020 are the events of NRI v0.2.0, the first release of the
-	// ttrpc protocol, through v0.9.x.
-	eventsV020 = api.MaskOf(
-		api.Event_RUN_POD_SANDBOX, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX,
-		api.Event_CREATE_CONTAINER, api.Event_POST_CREATE_CONTAINER,
-		api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER,
-		api.Event_UPDATE_CONTAINER, api.Event_POST_UPDATE_CONTAINER,
-		api.Event_STOP_CONTAINER, api.Event_REMOVE_CONTAINER,
-	)
-	// eventsPodUpdate adds the pod update events, first in the
-	// pre-release CRI-O 1.33 uses.
-	eventsPodUpdate = eventsV020.Set(api.Event_UPDATE_POD_SANDBOX, api.Event_POST_UPDATE_POD_SANDBOX)
-	// eventsV0100 are the events of NRI v0.10.0 and later.
-	eventsV0100 = eventsPodUpdate.Set(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
-)
-
-// oldestEvents is the event set assumed for a runtime whose NRI version
-// cannot be determined.
-var oldestEvents = eventsV020
-
-// nriEventTable maps NRI releases to their events, in ascending order.
-var nriEventTable = []struct {
-	version string
-	events  api.EventMask
-}{
-	{"v0.2.0", eventsV020},
-	{"v0.10.0", eventsV0100},
-}
-
-// nriExactEvents holds pre-releases whose events differ from those of the
-// preceding release.
-var nriExactEvents = map[string]api.EventMask{
-	"v0.9.1-0.20250219030224-e597e7849f24": eventsPodUpdate,
-}
-
 // eventsForNRIVersion returns the events the NRI version v delivers, and
 // false if v is not a version of the ttrpc protocol (unparsable, or before
-// v0.2.0).
+// the first event's release, v0.2.0). An event is delivered from the
+// release its row of the event table names (api.EventInfo.Since) on: by
+// that version exactly and by every later release; a Go pseudo-version
+// there (a pre-release of the next patch) holds for itself and the
+// releases after its patch, not for other pre-releases of that patch.
 func eventsForNRIVersion(v string) (api.EventMask, bool) {
-	if m, ok := nriExactEvents[strings.TrimSpace(v)]; ok {
-		return m, true
-	}
+	v = strings.TrimSpace(v)
 	sv, ok := parseVersion(v)
 	if !ok {
 		return 0, false
 	}
-	var (
-		events api.EventMask
-		found  bool
-	)
-	for _, e := range nriEventTable {
-		ev, _ := parseVersion(e.version)
-		if sv.compare(ev) < 0 {
-			break
+	var events api.EventMask
+	for _, e := range api.Events() {
+		since := e.Info().Since
+		first, _ := parseVersion(since)
+		first.pre = false
+		if v == since || sv.compare(first) >= 0 {
+			events = events.Set(e)
 		}
-		events, found = e.events, true
 	}
-	return events, found
+	return events, events != 0
+}
+
+// oldestEvents is the event set assumed for a runtime whose NRI version
+// cannot be determined: that of the first release of the ttrpc protocol.
+func oldestEvents() api.EventMask {
+	m, _ := eventsForNRIVersion("v0.2.0")
+	return m
 }
 
 // runtimeNRIVersions maps runtime releases to the NRI version they were

@@ -32,7 +32,7 @@ func TestEventsForNRIVersion(t *testing.T) {
 		{"v0.9.0", eleven, true},
 		{"v0.9.1-0.20250219030224-e597e7849f24", thirteen, true},
 		{"v0.9.1-0.20250101000000-000000000000", eleven, true}, // other pre-releases round down
-		{"v0.10.0-rc.1", eleven, true},
+		{"v0.10.0-rc.1", thirteen, true},                       // after the pod updates, before validation
 		{"v0.10.0", api.AllEvents, true},
 		{"v0.11.0", api.AllEvents, true},
 		{"v0.12.5", api.AllEvents, true},
@@ -95,8 +95,8 @@ func TestResolveSubscription(t *testing.T) {
 	create := api.MaskOf(api.Event_CREATE_CONTAINER)
 	upd := api.MaskOf(api.Event_UPDATE_POD_SANDBOX)
 	val := api.MaskOf(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
-	known := runtimeEvents{supported: eventsV020, known: true, basis: "test"}
-	unknown := runtimeEvents{supported: oldestEvents, known: false, basis: "test"}
+	known := runtimeEvents{supported: oldestEvents(), known: true, basis: "test"}
+	unknown := runtimeEvents{supported: oldestEvents(), known: false, basis: "test"}
 	for _, tc := range []struct {
 		name             string
 		wanted, required api.EventMask
@@ -129,11 +129,11 @@ func TestSupportedEventsBasis(t *testing.T) {
 		known bool
 		nri   string
 	}{
-		{&api.ConfigureRequest{SupportedEvents: int32(eventsV020), NRIVersion: "v0.12.5"}, eventsV020, true, "v0.12.5"},
+		{&api.ConfigureRequest{SupportedEvents: int32(oldestEvents()), NRIVersion: "v0.12.5"}, oldestEvents(), true, "v0.12.5"},
 		{&api.ConfigureRequest{NRIVersion: "v0.12.5"}, api.AllEvents, true, "v0.12.5"},
 		{&api.ConfigureRequest{NRIVersion: "(devel)", RuntimeName: "containerd", RuntimeVersion: "v2.2.1"}, api.AllEvents, true, "v0.11.0"},
-		{&api.ConfigureRequest{NRIVersion: "weird", RuntimeName: "containerd", RuntimeVersion: "v1.7.20"}, eventsV020, true, "v0.6.1"},
-		{&api.ConfigureRequest{RuntimeName: "x", RuntimeVersion: "y"}, oldestEvents, false, ""},
+		{&api.ConfigureRequest{NRIVersion: "weird", RuntimeName: "containerd", RuntimeVersion: "v1.7.20"}, oldestEvents(), true, "v0.6.1"},
+		{&api.ConfigureRequest{RuntimeName: "x", RuntimeVersion: "y"}, oldestEvents(), false, ""},
 	} {
 		got := supportedEvents(tc.req)
 		if got.supported != tc.want || got.known != tc.known || got.nriVersion != tc.nri {
