@@ -59,7 +59,7 @@ UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
 	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
-	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields ./protoc-gen-nrievents
+	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields ./protoc-gen-nrievents ./internal/...
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -210,7 +210,7 @@ $(BIN)/%: tools/go.mod tools/go.sum
 
 # The generators of the field and event tables are part of this repository (tools/protoc-gen-nri*).
 NRI_GENERATORS := protoc-gen-nrifields protoc-gen-nrievents
-$(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nri*/*.go)
+$(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nri*/*.go tools/internal/*/*.go)
 	@mkdir -p $(BIN)
 	cd tools && $(GO) build -trimpath -o $@ ./$*
 

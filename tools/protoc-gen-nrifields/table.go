@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/nrikit/nrikit/tools/internal/nriline"
 )
 
 // table is the field table read from one proto file.
@@ -42,50 +44,11 @@ type annotation map[string]string
 // parseAnnotation returns the key=value pairs of the "nri:" line of c
 // (bare words map to ""), or nil if there is none.
 func parseAnnotation(c protogen.Comments) (annotation, error) {
-	for line := range strings.SplitSeq(string(c), "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "nri:")
-		if !ok {
-			continue
-		}
-		return parsePairs(strings.TrimSpace(rest))
+	line, ok := nriline.Line(c)
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
-}
-
-func parsePairs(s string) (annotation, error) {
-	a := annotation{}
-	for s != "" {
-		end := strings.IndexAny(s, " =")
-		if end < 0 {
-			end = len(s)
-		}
-		k := s[:end]
-		s = s[end:]
-		v := ""
-		if strings.HasPrefix(s, "=") {
-			s = s[1:]
-			if strings.HasPrefix(s, `"`) {
-				q, err := strconv.QuotedPrefix(s)
-				if err != nil {
-					return nil, fmt.Errorf("nri: %s: %w", k, err)
-				}
-				v, _ = strconv.Unquote(q)
-				s = s[len(q):]
-			} else {
-				end := strings.IndexByte(s, ' ')
-				if end < 0 {
-					end = len(s)
-				}
-				v, s = s[:end], s[end:]
-			}
-		}
-		if _, dup := a[k]; dup || k == "" {
-			return nil, fmt.Errorf("nri: bad or repeated key %q", k)
-		}
-		a[k] = v
-		s = strings.TrimSpace(s)
-	}
-	return a, nil
+	return nriline.Pairs(line)
 }
 
 // readTable reads the table of f: nil if f has no enum Field.

@@ -115,15 +115,3 @@ func TestTableRefuses(t *testing.T) {
 		})
 	}
 }
-
-func TestParsePairs(t *testing.T) {
-	a, err := parsePairs(`path=a.b name="two words" group`)
-	if err != nil || a["path"] != "a.b" || a["name"] != "two words" || !has(a, "group") || len(a) != 3 {
-		t.Errorf("parsePairs = %v, %v", a, err)
-	}
-	for _, bad := range []string{`name="open`, `a=1 a=2`, `=x`} {
-		if _, err := parsePairs(bad); err == nil {
-			t.Errorf("parsePairs(%q) accepted", bad)
-		}
-	}
-}
