@@ -1,51 +1,22 @@
 package main
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/bufbuild/protocompile"
-	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/types/descriptorpb"
-	"google.golang.org/protobuf/types/pluginpb"
+	"github.com/nrikit/nrikit/tools/internal/prototest"
 )
-
-const protoPath = "../../proto/nrikit/nri.proto"
 
 // compile compiles the text of nri.proto as protoc would hand it to the
 // plugin (with its comments) and reads the field table from it.
 func compile(t *testing.T, text string) (*table, error) {
 	t.Helper()
-	c := protocompile.Compiler{
-		Resolver: &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(map[string]string{
-			"nrikit/nri.proto": text,
-		})},
-		SourceInfoMode: protocompile.SourceInfoStandard,
-	}
-	files, err := c.Compile(context.Background(), "nrikit/nri.proto")
-	if err != nil {
-		t.Fatalf("compiling the proto: %v", err)
-	}
-	gen, err := protogen.Options{}.New(&pluginpb.CodeGeneratorRequest{
-		FileToGenerate: []string{"nrikit/nri.proto"},
-		ProtoFile:      []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(files[0])},
-	})
-	if err != nil {
-		t.Fatalf("protogen: %v", err)
-	}
-	return readTable(gen.Files[0])
+	return readTable(prototest.File(t, text))
 }
 
 func readProto(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(protoPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return prototest.NRIProto(t)
 }
 
 // edit replaces old, which must occur once in text, by new.
