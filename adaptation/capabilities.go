@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 )
@@ -39,7 +40,7 @@ const maxNamesShown = 8
 // (policy.All), as one that applies the merged adjustment with package
 // ocispec does; so, without a policy, every plugin is told every
 // capability.
-func WithAppliedCapabilities(applied policy.Capabilities) Option {
+func WithAppliedCapabilities(applied capability.Set) Option {
 	return func(c *config) error {
 		c.applied = &applied
 		return nil
@@ -47,16 +48,16 @@ func WithAppliedCapabilities(applied policy.Capabilities) Option {
 }
 
 // appliedCapabilities is what the runtime applies at all.
-func (a *Adaptation) appliedCapabilities() policy.Capabilities {
+func (a *Adaptation) appliedCapabilities() capability.Set {
 	if a.cfg.applied == nil {
-		return policy.All()
+		return capability.All()
 	}
 	return *a.cfg.applied
 }
 
 // toldCapabilities is what the runtime honours for p: what it applies,
 // within p's grant.
-func (p *plugin) toldCapabilities() policy.Capabilities {
+func (p *plugin) toldCapabilities() capability.Set {
 	g := p.currentGrant()
 	if g.Action() == policy.ActionAudit {
 		// Nothing is refused: the plugin may do what the runtime applies.
@@ -66,7 +67,7 @@ func (p *plugin) toldCapabilities() policy.Capabilities {
 }
 
 // capabilitySet is the wire form of caps.
-func capabilitySet(caps policy.Capabilities) *api.CapabilitySet {
+func capabilitySet(caps capability.Set) *api.CapabilitySet {
 	return &api.CapabilitySet{Names: caps.Names()}
 }
 
@@ -75,7 +76,7 @@ func capabilitySet(caps policy.Capabilities) *api.CapabilitySet {
 // outside told: the reason names the ones missing, so that the plugin and
 // the runtime's log say why instead of its adjustments being silently
 // ineffective.
-func checkRequiredCapabilities(full string, told policy.Capabilities, required []string) *RegistrationError {
+func checkRequiredCapabilities(full string, told capability.Set, required []string) *RegistrationError {
 	if len(required) == 0 {
 		return nil
 	}
@@ -83,7 +84,7 @@ func checkRequiredCapabilities(full string, told policy.Capabilities, required [
 		return registrationError(full, codes.InvalidArgument, nil,
 			"plugin %q requires %d capabilities; at most %d names are accepted", full, len(required), maxRequiredCapabilities)
 	}
-	want, unknown := policy.ParseCapabilities(required)
+	want, unknown := capability.ParseSet(required)
 	missing := told.Missing(want).Names()
 	for i, n := range unknown {
 		if i == maxNamesShown {

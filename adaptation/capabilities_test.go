@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/api/capability"
 	"google.golang.org/grpc/codes"
 )
 
@@ -48,20 +48,20 @@ func (p *capsPlugin) toldNames(t *testing.T) ([]string, bool) {
 }
 
 func TestCapabilitiesTold(t *testing.T) {
-	applied := policy.NewCapabilities(policy.Env, policy.Annotations, policy.Mounts, policy.UpdateCPU, policy.Evict)
+	applied := capability.NewSet(capability.Env, capability.Annotations, capability.Mounts, capability.UpdateCPU, capability.Evict)
 	// The plugin's grant allows env and args; the default grant, which
 	// does not name it, is not its own.
 	grants := parsePolicy(t, "grants:\n  - plugins: [caps]\n    adjust:\n      env: [\"*\"]\n      args: true\ndefault:\n  adjust:\n    annotations: [\"*\"]\n")
 	for _, tc := range []struct {
 		name string
 		opts []Option
-		want policy.Capabilities
+		want capability.Set
 	}{
-		{"undeclared: all", nil, policy.All()},
+		{"undeclared: all", nil, capability.All()},
 		{"declared", []Option{WithAppliedCapabilities(applied)}, applied},
-		{"declared empty", []Option{WithAppliedCapabilities(policy.Capabilities{})}, policy.Capabilities{}},
-		{"within the grant", []Option{WithPolicy(grants)}, policy.NewCapabilities(policy.Env, policy.Args)},
-		{"declared, within the grant", []Option{WithAppliedCapabilities(applied), WithPolicy(grants)}, policy.NewCapabilities(policy.Env)},
+		{"declared empty", []Option{WithAppliedCapabilities(capability.Set{})}, capability.Set{}},
+		{"within the grant", []Option{WithPolicy(grants)}, capability.NewSet(capability.Env, capability.Args)},
+		{"declared, within the grant", []Option{WithAppliedCapabilities(applied), WithPolicy(grants)}, capability.NewSet(capability.Env)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &capsPlugin{}
@@ -71,7 +71,7 @@ func TestCapabilitiesTold(t *testing.T) {
 			if !told {
 				t.Fatal("the Configure request told no capabilities (field absent)")
 			}
-			got, unknown := policy.ParseCapabilities(names)
+			got, unknown := capability.ParseSet(names)
 			if got != tc.want || len(unknown) != 0 || len(names) != tc.want.Len() {
 				t.Errorf("told %q, want %q", names, tc.want.Names())
 			}
@@ -83,7 +83,7 @@ func TestCapabilitiesTold(t *testing.T) {
 }
 
 func TestRequiredCapabilities(t *testing.T) {
-	applied := policy.NewCapabilities(policy.Env, policy.Annotations, policy.Mounts)
+	applied := capability.NewSet(capability.Env, capability.Annotations, capability.Mounts)
 	ok := &capsPlugin{require: []string{"env", "mounts"}}
 	refused := &capsPlugin{require: []string{"env", "linux.devices", "evict"}}
 	rt := newTestRuntime(t, nil, WithAppliedCapabilities(applied),
@@ -103,7 +103,7 @@ func TestRequiredCapabilities(t *testing.T) {
 }
 
 func TestCheckRequiredCapabilities(t *testing.T) {
-	told := policy.NewCapabilities(policy.Env, policy.Args)
+	told := capability.NewSet(capability.Env, capability.Args)
 	long := strings.Repeat("x", 100)
 	many := make([]string, maxRequiredCapabilities+1)
 	for i := range many {
@@ -152,12 +152,12 @@ func TestCheckRequiredCapabilities(t *testing.T) {
 }
 
 func TestCapabilitySetNames(t *testing.T) {
-	caps := policy.NewCapabilities(policy.Evict, policy.Devices, policy.Env)
+	caps := capability.NewSet(capability.Evict, capability.Devices, capability.Env)
 	got := capabilitySet(caps).GetNames()
 	if want := []string{"env", "linux.devices", "evict"}; !slices.Equal(got, want) {
 		t.Errorf("names %q, want %q", got, want)
 	}
-	if names := capabilitySet(policy.Capabilities{}); names == nil || len(names.GetNames()) != 0 {
+	if names := capabilitySet(capability.Set{}); names == nil || len(names.GetNames()) != 0 {
 		t.Errorf("the empty set is %v, want a present, empty set", names)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // DeniedRecorder is an optional interface of a [MetricsRecorder]: a
 // recorder that implements it is told of every change a plugin's grant
-// refused, by plugin (IDX-NAME) and field (a [policy.Capability]'s stable
+// refused, by plugin (IDX-NAME) and field (a [capability.Capability]'s stable
 // name, one of a fixed set), as the nri_plugin_denied_total metric counts
 // them with action [ActionDenied]; if it implements [RequestRecorder]
 // too, not after it was told to forget the plugin. Changes a grant in

@@ -27,8 +27,8 @@ const (
 	MetricOptedOut = "nri_plugin_events_opted_out_total"
 	// MetricDenied counts the changes in plugins' answers that their
 	// grant under the administrator's policy does not allow (see
-	// [WithPolicy]), by plugin, field (a policy.Capability's stable name)
-	// and action ([ActionDenied]: refused, told to a [DeniedRecorder];
+	// [WithPolicy]), by plugin, field (a capability.Capability's stable
+	// name) and action ([ActionDenied]: refused, told to a [DeniedRecorder];
 	// [ActionAudited]: the grant is in audit mode, the change was
 	// applied, told to an [AuditedRecorder]).
 	MetricDenied = "nri_plugin_denied_total"

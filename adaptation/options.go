@@ -9,6 +9,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 	"github.com/nrikit/nrikit/policy"
@@ -135,9 +136,9 @@ type config struct {
 	restart             *Backoff
 	pluginArgs          map[string][]string
 	env                 []string
-	observer            Observer             // see observer.go
-	refusalObserver     RefusalObserver      // likewise
-	applied             *policy.Capabilities // nil: policy.All(); see capabilities.go
+	observer            Observer        // see observer.go
+	refusalObserver     RefusalObserver // likewise
+	applied             *capability.Set // nil: capability.All(); see capabilities.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
 	syncFunc      SyncFunc
 	clientOpts    []ttrpc.ClientOpts

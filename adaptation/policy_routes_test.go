@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // The routes of issue 37 ("Trust, second step") that the runtime's
@@ -185,7 +185,7 @@ grants:
 	if n := reg.deniedAs("10-rollout", "", ActionDenied); n != 0 {
 		t.Errorf("denied count %v, want 0", n)
 	}
-	if told := p.toldCapabilities(); told != policy.All() {
+	if told := p.toldCapabilities(); told != capability.All() {
 		t.Errorf("told %v under audit, want everything the runtime applies", told)
 	}
 

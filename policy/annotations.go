@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // The rules of adjust.annotations. Most annotations are data, but some
@@ -122,7 +123,7 @@ func (g *Grant) checkAnnotations(vs []Violation, annotations map[string]string) 
 		key, removed := api.IsMarkedForRemoval(k)
 		reason := ""
 		switch res := reservedBy(key); {
-		case !g.caps.Has(Annotations):
+		case !g.caps.Has(capability.Annotations):
 			reason = notGranted
 		case res != nil && !r.named[key]:
 			reason = fmt.Sprintf("key interpreted by %s (%s): allowed only if the grant names it exactly", res.who, res.pattern())
@@ -130,7 +131,7 @@ func (g *Grant) checkAnnotations(vs []Violation, annotations map[string]string) 
 			reason = "key not allowed"
 		}
 		if reason != "" {
-			vs = g.deny(vs, Annotations, quote(k), reason)
+			vs = g.deny(vs, capability.Annotations, quote(k), reason)
 			continue
 		}
 		if !removed && strings.HasPrefix(key, cdiAnnotationPrefix) {
@@ -149,9 +150,9 @@ func (g *Grant) checkCDIAnnotation(vs []Violation, key, value string) []Violatio
 		if name = strings.TrimSpace(name); name == "" {
 			continue
 		}
-		if !g.caps.Has(CDIDevices) || !g.adjust.cdi.match(name) {
-			vs = g.deny(vs, CDIDevices, quote(name),
-				fmt.Sprintf("%s (requested through annotation %s)", g.reason(CDIDevices, "name not allowed"), quote(key)))
+		if !g.caps.Has(capability.CDIDevices) || !g.adjust.cdi.match(name) {
+			vs = g.deny(vs, capability.CDIDevices, quote(name),
+				fmt.Sprintf("%s (requested through annotation %s)", g.reason(capability.CDIDevices, "name not allowed"), quote(key)))
 		}
 	}
 	return vs

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // notGranted is the reason of a change of a kind the grant does not
@@ -13,7 +14,7 @@ import (
 const notGranted = "not granted"
 
 // deny appends a violation of kind cp.
-func (g *Grant) deny(vs []Violation, cp Capability, value, reason string) []Violation {
+func (g *Grant) deny(vs []Violation, cp capability.Capability, value, reason string) []Violation {
 	return append(vs, Violation{Field: cp, Value: value, Reason: reason, Rule: g.rules[cp]})
 }
 
@@ -33,12 +34,12 @@ func (g *Grant) CheckAdjustment(pod *api.PodSandbox, ctr *api.Container, adj *ap
 	vs = g.checkAnnotations(vs, adj.GetAnnotations())
 	for _, m := range adj.GetMounts() {
 		if reason := g.checkMount(m); reason != "" {
-			vs = g.deny(vs, Mounts, mountValue(m), reason)
+			vs = g.deny(vs, capability.Mounts, mountValue(m), reason)
 		}
 	}
 	for _, e := range adj.GetEnv() {
-		if name := api.ClearRemovalMarker(e.GetKey()); !g.caps.Has(Env) || !r.env.match(name) {
-			vs = g.deny(vs, Env, quote(e.GetKey()), g.reason(Env, "name not allowed"))
+		if name := api.ClearRemovalMarker(e.GetKey()); !g.caps.Has(capability.Env) || !r.env.match(name) {
+			vs = g.deny(vs, capability.Env, quote(e.GetKey()), g.reason(capability.Env, "name not allowed"))
 		}
 	}
 	if h := adj.GetHooks(); h != nil {
@@ -46,16 +47,16 @@ func (g *Grant) CheckAdjustment(pod *api.PodSandbox, ctr *api.Container, adj *ap
 	}
 	for _, l := range adj.GetRlimits() {
 		if reason := g.checkRlimit(l); reason != "" {
-			vs = g.deny(vs, Rlimits, quote(fmt.Sprintf("%s hard %d soft %d", l.GetType(), l.GetHard(), l.GetSoft())), reason)
+			vs = g.deny(vs, capability.Rlimits, quote(fmt.Sprintf("%s hard %d soft %d", l.GetType(), l.GetHard(), l.GetSoft())), reason)
 		}
 	}
 	for _, d := range adj.GetCDIDevices() {
-		if !g.caps.Has(CDIDevices) || !r.cdi.match(d.GetName()) {
-			vs = g.deny(vs, CDIDevices, quote(d.GetName()), g.reason(CDIDevices, "name not allowed"))
+		if !g.caps.Has(capability.CDIDevices) || !r.cdi.match(d.GetName()) {
+			vs = g.deny(vs, capability.CDIDevices, quote(d.GetName()), g.reason(capability.CDIDevices, "name not allowed"))
 		}
 	}
-	if len(adj.GetArgs()) > 0 && !g.caps.Has(Args) {
-		vs = g.deny(vs, Args, quote(strings.Join(adj.GetArgs(), " ")), notGranted)
+	if len(adj.GetArgs()) > 0 && !g.caps.Has(capability.Args) {
+		vs = g.deny(vs, capability.Args, quote(strings.Join(adj.GetArgs(), " ")), notGranted)
 	}
 	if l := adj.GetLinux(); l != nil {
 		vs = g.checkLinux(vs, l)
@@ -65,7 +66,7 @@ func (g *Grant) CheckAdjustment(pod *api.PodSandbox, ctr *api.Container, adj *ap
 
 // reason returns why a change of kind cp is refused: not granted at all,
 // or the reason of the value rule.
-func (g *Grant) reason(cp Capability, rule string) string {
+func (g *Grant) reason(cp capability.Capability, rule string) string {
 	if !g.caps.Has(cp) {
 		return notGranted
 	}
@@ -77,56 +78,56 @@ func (g *Grant) checkLinux(vs []Violation, l *api.LinuxContainerAdjustment) []Vi
 	r := &g.adjust
 	for _, d := range l.GetDevices() {
 		if reason := g.checkDevice(d); reason != "" {
-			vs = g.deny(vs, Devices, deviceValue(d), reason)
+			vs = g.deny(vs, capability.Devices, deviceValue(d), reason)
 		}
 	}
 	if res := l.GetResources(); res != nil {
 		vs = g.checkResources(vs, res, false)
 	}
-	if l.GetCgroupsPath() != "" && !g.caps.Has(CgroupsPath) {
-		vs = g.deny(vs, CgroupsPath, quote(l.GetCgroupsPath()), notGranted)
+	if l.GetCgroupsPath() != "" && !g.caps.Has(capability.CgroupsPath) {
+		vs = g.deny(vs, capability.CgroupsPath, quote(l.GetCgroupsPath()), notGranted)
 	}
 	if o := l.GetOomScoreAdj(); o != nil {
-		if v := int64(o.GetValue()); !g.caps.Has(OOMScoreAdj) || v < r.oomMin || v > r.oomMax {
-			vs = g.deny(vs, OOMScoreAdj, fmt.Sprint(v), g.reason(OOMScoreAdj, fmt.Sprintf("outside %d..%d", r.oomMin, r.oomMax)))
+		if v := int64(o.GetValue()); !g.caps.Has(capability.OOMScoreAdj) || v < r.oomMin || v > r.oomMax {
+			vs = g.deny(vs, capability.OOMScoreAdj, fmt.Sprint(v), g.reason(capability.OOMScoreAdj, fmt.Sprintf("outside %d..%d", r.oomMin, r.oomMax)))
 		}
 	}
 	if p := l.GetIoPriority(); p != nil {
-		if !g.caps.Has(IOPriority) || !inSet(r.ioClasses, int32(p.GetClass())) {
-			vs = g.deny(vs, IOPriority, fmt.Sprintf("%s %d", p.GetClass(), p.GetPriority()), g.reason(IOPriority, "class not allowed"))
+		if !g.caps.Has(capability.IOPriority) || !inSet(r.ioClasses, int32(p.GetClass())) {
+			vs = g.deny(vs, capability.IOPriority, fmt.Sprintf("%s %d", p.GetClass(), p.GetPriority()), g.reason(capability.IOPriority, "class not allowed"))
 		}
 	}
-	if s := l.GetSeccompPolicy(); s != nil && !g.caps.Has(SeccompPolicy) {
-		vs = g.deny(vs, SeccompPolicy, quote("default action "+s.GetDefaultAction()), notGranted)
+	if s := l.GetSeccompPolicy(); s != nil && !g.caps.Has(capability.SeccompPolicy) {
+		vs = g.deny(vs, capability.SeccompPolicy, quote("default action "+s.GetDefaultAction()), notGranted)
 	}
 	for _, ns := range l.GetNamespaces() {
 		if reason := g.checkNamespace(ns); reason != "" {
-			vs = g.deny(vs, Namespaces, quote(ns.GetType()+" "+ns.GetPath()), reason)
+			vs = g.deny(vs, capability.Namespaces, quote(ns.GetType()+" "+ns.GetPath()), reason)
 		}
 	}
 	for k := range l.GetSysctl() {
-		if !g.caps.Has(Sysctl) || !r.sysctl.match(api.ClearRemovalMarker(k)) {
-			vs = g.deny(vs, Sysctl, quote(k), g.reason(Sysctl, "key not allowed"))
+		if !g.caps.Has(capability.Sysctl) || !r.sysctl.match(api.ClearRemovalMarker(k)) {
+			vs = g.deny(vs, capability.Sysctl, quote(k), g.reason(capability.Sysctl, "key not allowed"))
 		}
 	}
 	for k := range l.GetNetDevices() {
-		if !g.caps.Has(NetDevices) || !r.netDevices.match(api.ClearRemovalMarker(k)) {
-			vs = g.deny(vs, NetDevices, quote(k), g.reason(NetDevices, "host interface not allowed"))
+		if !g.caps.Has(capability.NetDevices) || !r.netDevices.match(api.ClearRemovalMarker(k)) {
+			vs = g.deny(vs, capability.NetDevices, quote(k), g.reason(capability.NetDevices, "host interface not allowed"))
 		}
 	}
 	if s := l.GetScheduler(); s != nil {
 		if reason := g.checkScheduler(s); reason != "" {
-			vs = g.deny(vs, Scheduler, fmt.Sprintf("%s nice %d priority %d", s.GetPolicy(), s.GetNice(), s.GetPriority()), reason)
+			vs = g.deny(vs, capability.Scheduler, fmt.Sprintf("%s nice %d priority %d", s.GetPolicy(), s.GetNice(), s.GetPriority()), reason)
 		}
 	}
 	if rdt := l.GetRdt(); rdt != nil {
 		if reason := g.checkRdt(rdt); reason != "" {
-			vs = g.deny(vs, Rdt, quote("clos "+rdt.GetClosId().GetValue()), reason)
+			vs = g.deny(vs, capability.Rdt, quote("clos "+rdt.GetClosId().GetValue()), reason)
 		}
 	}
 	if mp := l.GetMemoryPolicy(); mp != nil {
-		if !g.caps.Has(MemoryPolicy) || !inSet(r.mpolModes, int32(mp.GetMode())) {
-			vs = g.deny(vs, MemoryPolicy, fmt.Sprintf("%s nodes %s", mp.GetMode(), quote(mp.GetNodes())), g.reason(MemoryPolicy, "mode not allowed"))
+		if !g.caps.Has(capability.MemoryPolicy) || !inSet(r.mpolModes, int32(mp.GetMode())) {
+			vs = g.deny(vs, capability.MemoryPolicy, fmt.Sprintf("%s nodes %s", mp.GetMode(), quote(mp.GetNodes())), g.reason(capability.MemoryPolicy, "mode not allowed"))
 		}
 	}
 	return vs
@@ -137,7 +138,7 @@ func inSet(set uint64, v int32) bool { return v >= 0 && v < 64 && set&(1<<v) != 
 
 // checkDevice returns why a device node is refused, or "".
 func (g *Grant) checkDevice(d *api.LinuxDevice) string {
-	if !g.caps.Has(Devices) {
+	if !g.caps.Has(capability.Devices) {
 		return notGranted
 	}
 	p, removed := d.IsMarkedForRemoval()
@@ -170,7 +171,7 @@ func (g *Grant) checkDevice(d *api.LinuxDevice) string {
 
 // checkRlimit returns why an rlimit is refused, or "".
 func (g *Grant) checkRlimit(l *api.POSIXRlimit) string {
-	if !g.caps.Has(Rlimits) {
+	if !g.caps.Has(capability.Rlimits) {
 		return notGranted
 	}
 	c, ok := g.adjust.rlimits[l.GetType()]
@@ -187,7 +188,7 @@ func (g *Grant) checkRlimit(l *api.POSIXRlimit) string {
 
 // checkNamespace returns why a namespace change is refused, or "".
 func (g *Grant) checkNamespace(ns *api.LinuxNamespace) string {
-	if !g.caps.Has(Namespaces) {
+	if !g.caps.Has(capability.Namespaces) {
 		return notGranted
 	}
 	t, removed := ns.IsMarkedForRemoval()
@@ -209,7 +210,7 @@ func (g *Grant) checkNamespace(ns *api.LinuxNamespace) string {
 func (g *Grant) checkScheduler(s *api.LinuxScheduler) string {
 	r := &g.adjust
 	switch {
-	case !g.caps.Has(Scheduler):
+	case !g.caps.Has(capability.Scheduler):
 		return notGranted
 	case !inSet(r.schedPolicies, int32(s.GetPolicy())):
 		return "policy not allowed"
@@ -225,7 +226,7 @@ func (g *Grant) checkScheduler(s *api.LinuxScheduler) string {
 func (g *Grant) checkRdt(rdt *api.LinuxRdt) string {
 	r := &g.adjust
 	switch {
-	case !g.caps.Has(Rdt):
+	case !g.caps.Has(capability.Rdt):
 		return notGranted
 	case rdt.GetClosId() != nil && !r.rdtClos.match(rdt.GetClosId().GetValue()):
 		return "class of service not allowed"

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 )
 
@@ -70,7 +71,7 @@ func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
 		}
 		g.filter = f
 	}
-	for cp := range Capability(numCapabilities) {
+	for cp := range capability.Capability(capability.Count) {
 		g.rules[cp] = fmt.Sprintf("%s (no %s)", label, specKey(cp))
 	}
 	if spec.Adjust != nil {
@@ -80,7 +81,7 @@ func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
 		g.update = c.resources(g, at(where, "update"), spec.Update, true)
 	}
 	if spec.Evict {
-		c.allow(g, Evict, at(where, "evict"))
+		c.allow(g, capability.Evict, at(where, "evict"))
 	}
 	return g
 }
@@ -96,7 +97,7 @@ func (c *compiler) parseAction(path []any, name string, def Action) Action {
 }
 
 // allow records that the grant allows cp, decided by the rule at path.
-func (c *compiler) allow(g *Grant, cp Capability, path []any) {
+func (c *compiler) allow(g *Grant, cp capability.Capability, path []any) {
 	g.caps = g.caps.With(cp)
 	g.rules[cp] = fmt.Sprintf("%s:%d: %s", c.file, c.line(path), pathString(path))
 }
@@ -105,7 +106,7 @@ func (c *compiler) allow(g *Grant, cp Capability, path []any) {
 // the capability's path in camel case, adjustments under "adjust." (without
 // "linux."), updates under "update." (without "linux.resources."); a grant
 // of a class field lists classes ("blockioClasses").
-func specKey(cp Capability) string {
+func specKey(cp capability.Capability) string {
 	f, ok := cp.Field()
 	if !ok {
 		return cp.String()

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // adjustFields maps every field of the adjustment messages (full proto
@@ -14,46 +15,46 @@ import (
 // listed in descend is walked into instead: each of its fields must be
 // here. A field missing from both fails TestEveryFieldHasARule, so that
 // a field added upstream cannot slip through the engine unchecked.
-var adjustFields = map[protoreflect.FullName]Capability{
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.annotations":         Annotations,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.mounts":              Mounts,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.env":                 Env,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.hooks":               Hooks,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits":             Rlimits,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices":         CDIDevices,
-	"nri.pkg.api.v1alpha1.ContainerAdjustment.args":                Args,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices":        Devices,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.cgroups_path":   CgroupsPath,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj":  OOMScoreAdj,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority":    IOPriority,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy": SeccompPolicy,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces":     Namespaces,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl":         Sysctl,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices":    NetDevices,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler":      Scheduler,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt":            Rdt,
-	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy":  MemoryPolicy,
-	"nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits":          HugepageLimits,
-	"nri.pkg.api.v1alpha1.LinuxResources.blockio_class":            BlockioClass,
-	"nri.pkg.api.v1alpha1.LinuxResources.rdt_class":                RdtClass,
-	"nri.pkg.api.v1alpha1.LinuxResources.unified":                  Unified,
-	"nri.pkg.api.v1alpha1.LinuxResources.devices":                  DeviceCgroup,
-	"nri.pkg.api.v1alpha1.LinuxResources.pids":                     Pids,
-	"nri.pkg.api.v1alpha1.LinuxMemory.limit":                       Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.reservation":                 Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.swap":                        Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.kernel":                      Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp":                  Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.swappiness":                  Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer":          Memory,
-	"nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy":               Memory,
-	"nri.pkg.api.v1alpha1.LinuxCPU.shares":                         CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.quota":                          CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.period":                         CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime":               CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.realtime_period":                CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.cpus":                           CPU,
-	"nri.pkg.api.v1alpha1.LinuxCPU.mems":                           CPU,
+var adjustFields = map[protoreflect.FullName]capability.Capability{
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.annotations":         capability.Annotations,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.mounts":              capability.Mounts,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.env":                 capability.Env,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.hooks":               capability.Hooks,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits":             capability.Rlimits,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices":         capability.CDIDevices,
+	"nri.pkg.api.v1alpha1.ContainerAdjustment.args":                capability.Args,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices":        capability.Devices,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.cgroups_path":   capability.CgroupsPath,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj":  capability.OOMScoreAdj,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority":    capability.IOPriority,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy": capability.SeccompPolicy,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces":     capability.Namespaces,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl":         capability.Sysctl,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices":    capability.NetDevices,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler":      capability.Scheduler,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt":            capability.Rdt,
+	"nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy":  capability.MemoryPolicy,
+	"nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits":          capability.HugepageLimits,
+	"nri.pkg.api.v1alpha1.LinuxResources.blockio_class":            capability.BlockioClass,
+	"nri.pkg.api.v1alpha1.LinuxResources.rdt_class":                capability.RdtClass,
+	"nri.pkg.api.v1alpha1.LinuxResources.unified":                  capability.Unified,
+	"nri.pkg.api.v1alpha1.LinuxResources.devices":                  capability.DeviceCgroup,
+	"nri.pkg.api.v1alpha1.LinuxResources.pids":                     capability.Pids,
+	"nri.pkg.api.v1alpha1.LinuxMemory.limit":                       capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.reservation":                 capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.swap":                        capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.kernel":                      capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp":                  capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.swappiness":                  capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer":          capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy":               capability.Memory,
+	"nri.pkg.api.v1alpha1.LinuxCPU.shares":                         capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.quota":                          capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.period":                         capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime":               capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.realtime_period":                capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.cpus":                           capability.CPU,
+	"nri.pkg.api.v1alpha1.LinuxCPU.mems":                           capability.CPU,
 }
 
 // notChanges are fields of an update that identify or qualify it rather
@@ -73,8 +74,8 @@ var descend = map[protoreflect.FullName]bool{
 }
 
 // updateOf maps an adjustment's resource capability to the update's.
-var updateOf = map[Capability]Capability{Memory: UpdateMemory, CPU: UpdateCPU, HugepageLimits: UpdateHugepageLimits,
-	BlockioClass: UpdateBlockioClass, RdtClass: UpdateRdtClass, Unified: UpdateUnified, DeviceCgroup: UpdateDeviceCgroup, Pids: UpdatePids}
+var updateOf = map[capability.Capability]capability.Capability{capability.Memory: capability.UpdateMemory, capability.CPU: capability.UpdateCPU, capability.HugepageLimits: capability.UpdateHugepageLimits,
+	capability.BlockioClass: capability.UpdateBlockioClass, capability.RdtClass: capability.UpdateRdtClass, capability.Unified: capability.UpdateUnified, capability.DeviceCgroup: capability.UpdateDeviceCgroup, capability.Pids: capability.UpdatePids}
 
 // populate sets every field of m to a value that is not the default,
 // recursively (to a small depth).
@@ -213,17 +214,17 @@ func TestRemovalMarkersAreChanges(t *testing.T) {
 	nothing := mustParse(t, "").GrantFor("10", "x")
 	for _, tc := range []struct {
 		adj  *api.ContainerAdjustment
-		want Capability
+		want capability.Capability
 	}{
-		{&api.ContainerAdjustment{Annotations: map[string]string{"-a": ""}}, Annotations},
-		{&api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "-/x"}}}, Mounts},
-		{&api.ContainerAdjustment{Env: []*api.KeyValue{{Key: "-A"}}}, Env},
-		{linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{{Path: "-/dev/x"}}}), Devices},
-		{linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "-network"}}}), Namespaces},
-		{linux(&api.LinuxContainerAdjustment{Sysctl: map[string]string{"-a.b": ""}}), Sysctl},
-		{linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"-eth0": {}}}), NetDevices},
-		{linux(&api.LinuxContainerAdjustment{Rdt: &api.LinuxRdt{Remove: true}}), Rdt},
-		{resources(&api.LinuxResources{Unified: map[string]string{"-memory.max": ""}}), Unified},
+		{&api.ContainerAdjustment{Annotations: map[string]string{"-a": ""}}, capability.Annotations},
+		{&api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "-/x"}}}, capability.Mounts},
+		{&api.ContainerAdjustment{Env: []*api.KeyValue{{Key: "-A"}}}, capability.Env},
+		{linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{{Path: "-/dev/x"}}}), capability.Devices},
+		{linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "-network"}}}), capability.Namespaces},
+		{linux(&api.LinuxContainerAdjustment{Sysctl: map[string]string{"-a.b": ""}}), capability.Sysctl},
+		{linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"-eth0": {}}}), capability.NetDevices},
+		{linux(&api.LinuxContainerAdjustment{Rdt: &api.LinuxRdt{Remove: true}}), capability.Rdt},
+		{resources(&api.LinuxResources{Unified: map[string]string{"-memory.max": ""}}), capability.Unified},
 	} {
 		if vs := nothing.CheckAdjustment(testPod, testCtr, tc.adj); len(vs) != 1 || vs[0].Field != tc.want {
 			t.Errorf("%v: violations %v, want one of %s", tc.adj, vs, tc.want)

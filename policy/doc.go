@@ -26,9 +26,9 @@
 // still get events and may answer without changes). An empty policy file
 // is thus a valid policy under which no plugin may change anything.
 //
-// A grant allows kinds of change ([Capability]), each within the value
-// rules of its key. What the grant does not allow is a [Violation]; what
-// the runtime does with one is its own business, and nrikit's contract is
+// A grant allows kinds of change ([capability.Capability], package
+// api/capability), each within the value rules of its key. What the
+// grant does not allow is a [Violation]; what the runtime does with one is its own business, and nrikit's contract is
 // that it is the plugin's failure of the request, under the plugin's
 // failure policy, with an error ([DeniedError]) naming the plugin, the
 // container, the field, the value and the rule, a log line and a count of

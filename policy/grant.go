@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 )
 
@@ -26,13 +27,13 @@ type Grant struct {
 	patterns []pluginPattern
 	where    *api.PluginScope
 	filter   *filter.Filter
-	caps     Capabilities
+	caps     capability.Set
 	adjust   adjustRules
 	update   resourceRules
 	// rules names, by capability, the rule of the file that decides it:
 	// "policy.yaml:12: grants[1].adjust.mounts", or the grant's label
 	// and the missing key.
-	rules [numCapabilities]string
+	rules [capability.Count]string
 }
 
 // pluginPattern matches plugins by identity.
@@ -153,17 +154,17 @@ func (g *Grant) WhereFilter() *filter.Filter {
 // Capabilities returns the kinds of change the grant allows (within its
 // value rules): the runtime intersects them with what it applies at all
 // and tells the plugin at Configure. The nil grant has All.
-func (g *Grant) Capabilities() Capabilities {
+func (g *Grant) Capabilities() capability.Set {
 	if g == nil {
-		return All()
+		return capability.All()
 	}
 	return g.caps
 }
 
 // Rule names the rule of the policy that decides changes of kind c for
 // this grant, as Violation.Rule does.
-func (g *Grant) Rule(c Capability) string {
-	if g == nil || int(c) >= numCapabilities {
+func (g *Grant) Rule(c capability.Capability) string {
+	if g == nil || int(c) >= capability.Count {
 		return "no policy"
 	}
 	return g.rules[c]

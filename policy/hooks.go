@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 )
 
@@ -51,7 +52,7 @@ func (g *Grant) checkHooks(vs []Violation, h *api.Hooks) []Violation {
 		h.GetStartContainer(), h.GetPoststart(), h.GetPoststop()} {
 		for _, hook := range stage {
 			if reason := g.checkHook(hook); reason != "" {
-				vs = g.deny(vs, Hooks, hookValue(hook), reason)
+				vs = g.deny(vs, capability.Hooks, hookValue(hook), reason)
 			}
 		}
 	}
@@ -63,7 +64,7 @@ func (g *Grant) checkHooks(vs []Violation, h *api.Hooks) []Violation {
 func (g *Grant) checkHook(h *api.Hook) string {
 	p := h.GetPath()
 	switch {
-	case !g.caps.Has(Hooks):
+	case !g.caps.Has(capability.Hooks):
 		return notGranted
 	case !absClean(p):
 		return "hook path is not an absolute clean path"

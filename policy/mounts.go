@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // The rules of adjust.mounts. A path is what it says or it is refused: a
@@ -146,7 +147,7 @@ func (st mountState) readOnly() bool { return st.rec > 0 || (st.rec == 0 && st.r
 
 // checkMount returns why a mount (or its removal) is refused, or "".
 func (g *Grant) checkMount(m *api.Mount) string {
-	if !g.caps.Has(Mounts) {
+	if !g.caps.Has(capability.Mounts) {
 		return notGranted
 	}
 	r := &g.adjust.mounts

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // mustParse parses a policy of a test.
@@ -26,7 +28,7 @@ func TestParseSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	di := p.GrantFor("10", "device-injector")
-	if got, want := di.Capabilities(), NewCapabilities(Devices, Mounts, CDIDevices); got != want {
+	if got, want := di.Capabilities(), capability.NewSet(capability.Devices, capability.Mounts, capability.CDIDevices); got != want {
 		t.Errorf("device-injector: capabilities %v, want %v", got, want)
 	}
 	if ns := di.Where().GetNamespaces(); len(ns) != 1 || ns[0] != "gpu-workloads" {
@@ -39,8 +41,8 @@ func TestParseSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := all.GrantFor("10", "x").Capabilities(); got != All() {
-		t.Errorf("allow-all: capabilities %v, missing %v", got, got.Missing(All()))
+	if got := all.GrantFor("10", "x").Capabilities(); got != capability.All() {
+		t.Errorf("allow-all: capabilities %v, missing %v", got, got.Missing(capability.All()))
 	}
 }
 
@@ -116,7 +118,7 @@ func TestEmptyPolicy(t *testing.T) {
 		}
 	}
 	var none *Policy
-	if g := none.GrantFor("10", "x"); g != nil || g.Capabilities() != All() || none.Required() != nil {
+	if g := none.GrantFor("10", "x"); g != nil || g.Capabilities() != capability.All() || none.Required() != nil {
 		t.Errorf("no policy: grant %v", g)
 	}
 }
@@ -182,19 +184,19 @@ default:
 `)
 	for _, tc := range []struct {
 		idx, name string
-		want      Capability
+		want      capability.Capability
 	}{
-		{"10", "exact", Args},           // IDX-NAME before the NAME of a later entry
-		{"20", "exact", Evict},          // another index: the later entry by NAME
-		{"90", "byname", CgroupsPath},   // NAME, whatever the index
-		{"42", "anyone", SeccompPolicy}, // index
-		{"10", "device-injector", Env},  // the glob's entry comes first
-		{"10", "hook-injector", Env},    // glob over the IDX-NAME
-		{"10", "somebody", Sysctl},      // default
-		{"10", "byname-not", Sysctl},    // names match whole
+		{"10", "exact", capability.Args},           // IDX-NAME before the NAME of a later entry
+		{"20", "exact", capability.Evict},          // another index: the later entry by NAME
+		{"90", "byname", capability.CgroupsPath},   // NAME, whatever the index
+		{"42", "anyone", capability.SeccompPolicy}, // index
+		{"10", "device-injector", capability.Env},  // the glob's entry comes first
+		{"10", "hook-injector", capability.Env},    // glob over the IDX-NAME
+		{"10", "somebody", capability.Sysctl},      // default
+		{"10", "byname-not", capability.Sysctl},    // names match whole
 	} {
 		g := p.GrantFor(tc.idx, tc.name)
-		if got := g.Capabilities(); got != NewCapabilities(tc.want) {
+		if got := g.Capabilities(); got != capability.NewSet(tc.want) {
 			t.Errorf("%s-%s: grant %s with %v, want %v", tc.idx, tc.name, g, got, tc.want)
 		}
 	}

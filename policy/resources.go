@@ -5,18 +5,19 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // resourceCaps are the capabilities of the classes of resources, for
 // adjustments and for updates.
 type resourceCaps struct {
-	memory, cpu, hugepages, blockio, rdt, unified, devices, pids Capability
+	memory, cpu, hugepages, blockio, rdt, unified, devices, pids capability.Capability
 }
 
 var (
-	adjustResourceCaps = resourceCaps{Memory, CPU, HugepageLimits, BlockioClass, RdtClass, Unified, DeviceCgroup, Pids}
-	updateResourceCaps = resourceCaps{UpdateMemory, UpdateCPU, UpdateHugepageLimits, UpdateBlockioClass, UpdateRdtClass,
-		UpdateUnified, UpdateDeviceCgroup, UpdatePids}
+	adjustResourceCaps = resourceCaps{capability.Memory, capability.CPU, capability.HugepageLimits, capability.BlockioClass, capability.RdtClass, capability.Unified, capability.DeviceCgroup, capability.Pids}
+	updateResourceCaps = resourceCaps{capability.UpdateMemory, capability.UpdateCPU, capability.UpdateHugepageLimits, capability.UpdateBlockioClass, capability.UpdateRdtClass,
+		capability.UpdateUnified, capability.UpdateDeviceCgroup, capability.UpdatePids}
 )
 
 // checkResources checks resources of an adjustment or (update) of an
@@ -80,7 +81,7 @@ func (g *Grant) checkResources(vs []Violation, res *api.LinuxResources, update b
 }
 
 // checkHugepages returns why a hugepage limit is refused, or "".
-func (g *Grant) checkHugepages(r *resourceRules, cp Capability, h *api.HugepageLimit) string {
+func (g *Grant) checkHugepages(r *resourceRules, cp capability.Capability, h *api.HugepageLimit) string {
 	if !g.caps.Has(cp) {
 		return notGranted
 	}
@@ -185,24 +186,24 @@ func (g *Grant) CheckUpdate(pod *api.PodSandbox, ctr *api.Container, u *api.Cont
 }
 
 // firstUpdateClass is the update capability of the first class res sets.
-func firstUpdateClass(res *api.LinuxResources) Capability {
+func firstUpdateClass(res *api.LinuxResources) capability.Capability {
 	switch {
 	case memorySet(res.GetMemory()):
-		return UpdateMemory
+		return capability.UpdateMemory
 	case cpuSet(res.GetCpu()):
-		return UpdateCPU
+		return capability.UpdateCPU
 	case len(res.GetHugepageLimits()) > 0:
-		return UpdateHugepageLimits
+		return capability.UpdateHugepageLimits
 	case res.GetBlockioClass() != nil:
-		return UpdateBlockioClass
+		return capability.UpdateBlockioClass
 	case res.GetRdtClass() != nil:
-		return UpdateRdtClass
+		return capability.UpdateRdtClass
 	case len(res.GetUnified()) > 0:
-		return UpdateUnified
+		return capability.UpdateUnified
 	case len(res.GetDevices()) > 0:
-		return UpdateDeviceCgroup
+		return capability.UpdateDeviceCgroup
 	}
-	return UpdatePids
+	return capability.UpdatePids
 }
 
 // CheckEviction returns why the grant does not allow the plugin to
@@ -219,10 +220,10 @@ func (g *Grant) CheckEviction(pod *api.PodSandbox, ctr *api.Container, e *api.Co
 	if ctr == nil {
 		name = e.GetContainerId()
 	}
-	if !g.caps.Has(Evict) {
-		vs = g.deny(vs, Evict, quote(name), notGranted)
+	if !g.caps.Has(capability.Evict) {
+		vs = g.deny(vs, capability.Evict, quote(name), notGranted)
 	} else if ctr != nil && !g.filter.MatchContainer(pod, ctr) {
-		vs = append(vs, Violation{Field: Evict, Value: quote(ctr.GetName()),
+		vs = append(vs, Violation{Field: capability.Evict, Value: quote(ctr.GetName()),
 			Reason: "container outside the grant's where", Rule: g.label + " where " + g.filter.String()})
 	}
 	return vs

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
 )
 
@@ -82,7 +83,7 @@ var rlimitTypes = []string{"RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DAT
 // adjust compiles a grant's adjust.
 func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 	r := &g.adjust
-	list := func(cp Capability, key string, patterns []string) globList {
+	list := func(cp capability.Capability, key string, patterns []string) globList {
 		if len(patterns) == 0 {
 			return nil
 		}
@@ -90,23 +91,23 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		return c.globs(at(path, key), patterns)
 	}
 	if len(a.Annotations) > 0 {
-		c.allow(g, Annotations, at(path, "annotations"))
+		c.allow(g, capability.Annotations, at(path, "annotations"))
 		r.annotations = c.annotations(at(path, "annotations"), a.Annotations)
 	}
-	r.env = list(Env, "env", a.Env)
+	r.env = list(capability.Env, "env", a.Env)
 	if len(a.Hooks) > 0 {
-		c.allow(g, Hooks, at(path, "hooks"))
+		c.allow(g, capability.Hooks, at(path, "hooks"))
 		r.hooks = c.hooks(at(path, "hooks"), a.Hooks)
 	}
-	r.cdi = list(CDIDevices, "cdiDevices", a.CDIDevices)
-	r.sysctl = list(Sysctl, "sysctl", a.Sysctl)
-	r.netDevices = list(NetDevices, "netDevices", a.NetDevices)
+	r.cdi = list(capability.CDIDevices, "cdiDevices", a.CDIDevices)
+	r.sysctl = list(capability.Sysctl, "sysctl", a.Sysctl)
+	r.netDevices = list(capability.NetDevices, "netDevices", a.NetDevices)
 	if a.Mounts != nil {
-		c.allow(g, Mounts, at(path, "mounts"))
+		c.allow(g, capability.Mounts, at(path, "mounts"))
 		r.mounts = c.mounts(at(path, "mounts"), a.Mounts)
 	}
 	if len(a.Rlimits) > 0 {
-		c.allow(g, Rlimits, at(path, "rlimits"))
+		c.allow(g, capability.Rlimits, at(path, "rlimits"))
 		r.rlimits = make(map[string]RlimitSpec, len(a.Rlimits))
 		for t, spec := range a.Rlimits {
 			if !slices.Contains(rlimitTypes, t) {
@@ -116,10 +117,10 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		}
 	}
 	if a.Args {
-		c.allow(g, Args, at(path, "args"))
+		c.allow(g, capability.Args, at(path, "args"))
 	}
 	if len(a.Devices) > 0 {
-		c.allow(g, Devices, at(path, "devices"))
+		c.allow(g, capability.Devices, at(path, "devices"))
 		for i := range a.Devices {
 			if d, ok := c.device(at(path, "devices", i), &a.Devices[i]); ok {
 				r.devices = append(r.devices, d)
@@ -130,30 +131,30 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		r.resources = c.resources(g, at(path, "resources"), a.Resources, false)
 	}
 	if a.CgroupsPath {
-		c.allow(g, CgroupsPath, at(path, "cgroupsPath"))
+		c.allow(g, capability.CgroupsPath, at(path, "cgroupsPath"))
 	}
 	if o := a.OOMScoreAdj; o != nil {
-		c.allow(g, OOMScoreAdj, at(path, "oomScoreAdj"))
+		c.allow(g, capability.OOMScoreAdj, at(path, "oomScoreAdj"))
 		if o.Min > o.Max || o.Min < -1000 || o.Max > 1000 {
 			c.errorf(at(path, "oomScoreAdj"), "want -1000 <= min <= max <= 1000, got min %d, max %d", o.Min, o.Max)
 		}
 		r.oomMin, r.oomMax = o.Min, o.Max
 	}
 	if a.IOPriority != nil {
-		c.allow(g, IOPriority, at(path, "ioPriority"))
+		c.allow(g, capability.IOPriority, at(path, "ioPriority"))
 		r.ioClasses = c.enumSet(at(path, "ioPriority", "classes"), a.IOPriority.Classes, api.IOPrioClass_value, "I/O priority class")
 	}
 	if a.SeccompPolicy {
-		c.allow(g, SeccompPolicy, at(path, "seccompPolicy"))
+		c.allow(g, capability.SeccompPolicy, at(path, "seccompPolicy"))
 	}
 	if ns := a.Namespaces; ns != nil {
-		c.allow(g, Namespaces, at(path, "namespaces"))
+		c.allow(g, capability.Namespaces, at(path, "namespaces"))
 		r.nsCreate = c.namespaces(at(path, "namespaces", "create"), ns.Create)
 		r.nsJoin = c.namespaces(at(path, "namespaces", "join"), ns.Join)
 		r.nsRemove = c.namespaces(at(path, "namespaces", "remove"), ns.Remove)
 	}
 	if s := a.Scheduler; s != nil {
-		c.allow(g, Scheduler, at(path, "scheduler"))
+		c.allow(g, capability.Scheduler, at(path, "scheduler"))
 		r.schedPolicies = c.enumSet(at(path, "scheduler", "policies"), s.Policies, api.LinuxSchedulerPolicy_value, "scheduling policy")
 		if s.MinNice != nil {
 			if *s.MinNice < -20 || *s.MinNice > 19 {
@@ -169,12 +170,12 @@ func (c *compiler) adjust(g *Grant, path []any, a *AdjustSpec) {
 		}
 	}
 	if s := a.Rdt; s != nil {
-		c.allow(g, Rdt, at(path, "rdt"))
+		c.allow(g, capability.Rdt, at(path, "rdt"))
 		r.rdtClos = c.globs(at(path, "rdt", "closIds"), s.ClosIDs)
 		r.rdtSchemata, r.rdtMonitoring = s.Schemata, s.Monitoring
 	}
 	if s := a.MemoryPolicy; s != nil {
-		c.allow(g, MemoryPolicy, at(path, "memoryPolicy"))
+		c.allow(g, capability.MemoryPolicy, at(path, "memoryPolicy"))
 		r.mpolModes = c.enumSet(at(path, "memoryPolicy", "modes"), s.Modes, api.MpolMode_value, "memory policy mode")
 	}
 }
@@ -236,42 +237,42 @@ func (c *compiler) namespaces(path []any, types []string) uint16 {
 // resources compiles resources (update: the update capabilities).
 func (c *compiler) resources(g *Grant, path []any, s *ResourcesSpec, update bool) resourceRules {
 	var r resourceRules
-	kind := func(adjust, upd Capability) Capability {
+	kind := func(adjust, upd capability.Capability) capability.Capability {
 		if update {
 			return upd
 		}
 		return adjust
 	}
 	if s.Memory != nil {
-		c.allow(g, kind(Memory, UpdateMemory), at(path, "memory"))
+		c.allow(g, kind(capability.Memory, capability.UpdateMemory), at(path, "memory"))
 		r.memory, r.maxMemory = true, int64(s.Memory.MaxLimit)
 	}
 	if s.CPU != nil {
-		c.allow(g, kind(CPU, UpdateCPU), at(path, "cpu"))
+		c.allow(g, kind(capability.CPU, capability.UpdateCPU), at(path, "cpu"))
 		r.cpu, r.maxShares, r.realtime = true, s.CPU.MaxShares, s.CPU.Realtime
 	}
 	if h := s.HugepageLimits; h != nil {
-		c.allow(g, kind(HugepageLimits, UpdateHugepageLimits), at(path, "hugepageLimits"))
+		c.allow(g, kind(capability.HugepageLimits, capability.UpdateHugepageLimits), at(path, "hugepageLimits"))
 		r.hugepages, r.pageSizes, r.maxHugepages = true, h.PageSizes, uint64(h.MaxLimit)
 	}
 	if len(s.BlockioClasses) > 0 {
-		c.allow(g, kind(BlockioClass, UpdateBlockioClass), at(path, "blockioClasses"))
+		c.allow(g, kind(capability.BlockioClass, capability.UpdateBlockioClass), at(path, "blockioClasses"))
 		r.blockio = c.globs(at(path, "blockioClasses"), s.BlockioClasses)
 	}
 	if len(s.RdtClasses) > 0 {
-		c.allow(g, kind(RdtClass, UpdateRdtClass), at(path, "rdtClasses"))
+		c.allow(g, kind(capability.RdtClass, capability.UpdateRdtClass), at(path, "rdtClasses"))
 		r.rdt = c.globs(at(path, "rdtClasses"), s.RdtClasses)
 	}
 	if len(s.Unified) > 0 {
-		c.allow(g, kind(Unified, UpdateUnified), at(path, "unified"))
+		c.allow(g, kind(capability.Unified, capability.UpdateUnified), at(path, "unified"))
 		r.unified = c.globs(at(path, "unified"), s.Unified)
 	}
 	if s.Devices != nil {
-		c.allow(g, kind(DeviceCgroup, UpdateDeviceCgroup), at(path, "devices"))
+		c.allow(g, kind(capability.DeviceCgroup, capability.UpdateDeviceCgroup), at(path, "devices"))
 		r.devices, r.grantAccess = true, s.Devices.GrantAccess
 	}
 	if s.Pids != nil {
-		c.allow(g, kind(Pids, UpdatePids), at(path, "pids"))
+		c.allow(g, kind(capability.Pids, capability.UpdatePids), at(path, "pids"))
 		if s.Pids.MaxLimit < 0 {
 			c.errorf(at(path, "pids", "maxLimit"), "cannot be negative")
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // TestSpecKeysAreDocumentKeys checks that the key specKey derives for each

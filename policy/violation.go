@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // MaxValueLength is the number of bytes of a refused value a Violation
@@ -18,7 +19,7 @@ type Violation struct {
 	// Field is the kind of change: its String() is the stable field name
 	// ("mounts", "linux.devices", "update.linux.resources.cpu"), the
 	// label of the runtime's denied metric.
-	Field Capability
+	Field capability.Capability
 	// Value is the refused entry, rendered and quoted within
 	// MaxValueLength bytes.
 	Value string

@@ -3,12 +3,12 @@ package stub
 import (
 	"context"
 
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
 )
 
 // WithRequiredCapabilities declares capabilities (adjustment fields,
-// update kinds, evictions; see package policy/capability) the plugin cannot work
+// update kinds, evictions; see package api/capability) the plugin cannot work
 // without. They are sent with the Configure response (a nrikit
 // extension): a nrikit runtime that does not honour them all for the
 // plugin refuses its registration, and Start returns the runtime's reason,

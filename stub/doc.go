@@ -1,13 +1,16 @@
 // Package stub is the library a Node Resource Interface (NRI) plugin is
 // built with. A plugin is any Go value implementing one or more of the
-// handler interfaces of this package ([CreateContainerInterface],
-// [RunPodInterface], ...); [New] wraps it in a [Stub], which connects to the
-// runtime, registers, subscribes the plugin to the events it handles and
-// dispatches the runtime's requests to the handlers.
+// handler interfaces of package stub/handler
+// ([handler.CreateContainerInterface], [handler.RunPodInterface], ...);
+// [New] wraps it in a [Stub], which connects to the runtime, registers,
+// subscribes the plugin to the events it handles and dispatches the
+// runtime's requests to the handlers.
 //
 // The handler interfaces have exactly the method signatures of
 // containerd/nri's stub package, so a plugin written for upstream is ported
-// by changing its imports. The same plugin builds into a WebAssembly module
+// by changing its imports (stub.CreateContainerInterface is
+// handler.CreateContainerInterface here; compat/nri keeps upstream's
+// names). The same plugin builds into a WebAssembly module
 // with package stub/wasmguest, which serves the runtime's requests with the
 // stub's own core (stub/internal/core): configuration, subscription,
 // scopes and opt-outs behave alike in both.
@@ -132,8 +135,9 @@
 //     upstream runtimes, which ignore the opt-out, apply them. Other handlers may return the sentinels as
 //     well; they are answered successfully, without an opt-out, since their
 //     responses have no field for it. A plugin can opt out during
-//     Synchronize by implementing [SynchronizeOptOutInterface].
-//   - evictions: [CreateContainerEvicter] and [UpdateContainerEvicter] are
+//     Synchronize by implementing [handler.SynchronizeOptOutInterface].
+//   - evictions: [handler.CreateContainerEvicter] and
+//     [handler.UpdateContainerEvicter] are
 //     variants of the CreateContainer and UpdateContainer handlers that can
 //     also ask the runtime to evict containers; a plugin implements one or
 //     the other. [Stub.UpdateContainers] takes evictions too.

@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/nrikit/nrikit/stub/handler"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
-	phandlers "github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 var (
@@ -46,12 +46,12 @@ var (
 	// documentation. It is the same error as
 	// wasmguest.ErrNotInterestedInPod, so that a plugin built both as a
 	// process and as a WASM module can return either.
-	ErrNotInterestedInPod = phandlers.ErrNotInterestedInPod
+	ErrNotInterestedInPod = handler.ErrNotInterestedInPod
 	// ErrNotInterestedInContainer may be returned (also wrapped) by a
 	// CreateContainer handler to opt out of further events about the
 	// container. It is the same error as
 	// wasmguest.ErrNotInterestedInContainer.
-	ErrNotInterestedInContainer = phandlers.ErrNotInterestedInContainer
+	ErrNotInterestedInContainer = handler.ErrNotInterestedInContainer
 )
 
 // RegistrationError is returned by [Stub.Start] when the runtime rejected

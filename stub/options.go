@@ -10,8 +10,10 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/stub/handler"
+	pcore "github.com/nrikit/nrikit/stub/internal/core"
 )
 
 // config is the stub's configuration, set by options. It is not changed
@@ -281,5 +283,24 @@ func WithReconnect(initial, max time.Duration) Option {
 		}
 		c.reconnectInitial, c.reconnectMax = initial, max
 		return nil
+	}
+}
+
+// WithDeclarations applies a plugin's declarations (subscription, required
+// events and capabilities, scope, failure policy, default configuration;
+// see [handler.Declarations]) as the options of their non-zero fields
+// would: a plugin built both as a process and as a WASM module
+// (wasmguest.WithDeclarations) declares them once.
+func WithDeclarations(d handler.Declarations) Option {
+	return func(c *config) error {
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("stub: WithDeclarations: %w", err)
+		}
+		declare := pcore.Declare[Option]{
+			Subscription: WithSubscription, RequiredEvents: WithRequiredEvents,
+			RequiredCapabilities: WithRequiredCapabilities, Scope: WithScope,
+			FailurePolicy: WithFailurePolicy, DefaultConfig: WithDefaultConfig,
+		}
+		return pcore.Apply(c, declare.Options(d))
 	}
 }

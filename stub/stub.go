@@ -59,7 +59,7 @@ func (l *lifetime) finished() bool {
 }
 
 // New creates a stub for plugin, which must implement at least one event
-// handler interface (such as [CreateContainerInterface]). The plugin's
+// handler interface (such as [handler.CreateContainerInterface]). The plugin's
 // identity is determined here; see the package documentation.
 func New(plugin any, opts ...Option) (*Stub, error) {
 	c, err := newCore(plugin, opts)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/handler"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
@@ -157,6 +158,26 @@ func TestWithSubscriptionAndConfigureSubscription(t *testing.T) {
 	}
 	if _, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithRequiredEvents(api.MaskOf(api.Event_STOP_CONTAINER))); err == nil {
 		t.Error("New accepted a required event without a handler")
+	}
+}
+
+// TestWithDeclarations checks that the stub applies a handler.Declarations
+// as the options of its fields, refusing what they refuse.
+func TestWithDeclarations(t *testing.T) {
+	rt := stubtest.NewRuntime(t)
+	mask := api.MaskOf(api.Event_CREATE_CONTAINER, api.Event_UPDATE_POD_SANDBOX)
+	s, _ := startStub(t, rt, &validator{}, stub.WithDeclarations(handler.Declarations{Subscription: mask}))
+	if got := s.Subscription(); got != mask {
+		t.Errorf("Subscription() = %s, want %s", got, mask)
+	}
+	for _, d := range []handler.Declarations{
+		{Subscription: api.MaskOf(api.Event_STOP_CONTAINER)},
+		{RequiredEvents: api.MaskOf(api.Event_STOP_CONTAINER)},
+		{RequiredEvents: 1 << 30},
+	} {
+		if _, err := stub.New(&creator{}, stub.WithPluginIdx("10"), stub.WithDeclarations(d)); err == nil {
+			t.Errorf("New accepted declarations %+v", d)
+		}
 	}
 }
 

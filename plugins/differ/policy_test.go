@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
+	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
 )
 
 // TestShippedGrantAllowsPlugin: the plugin is an observer, and its grant

@@ -17,7 +17,7 @@ import (
 // or ctx is done.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return pluginmain.Main(ctx, pluginmain.Spec{
-		Config:  checkConfig,
+		Config:  pluginmain.ConfigParsedBy(ParseConfig),
 		Name:    Name,
 		Summary: "sets GPU environment variables in the containers of GPU pods (scope: accel=gpu)",
 		Scope:   DefaultScope(),
@@ -39,10 +39,4 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 			}
 		},
 	}, args, stderr)
-}
-
-// checkConfig checks a configuration file (-config) as Configure does.
-func checkConfig(config string) error {
-	_, err := ParseConfig(config)
-	return err
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
+	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
 )
 
 // TestShippedGrantAllowsDeployedPlugin: what the plugin, configured as its

@@ -15,7 +15,7 @@ import (
 // it down or ctx is done.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return pluginmain.Main(ctx, pluginmain.Spec{
-		Config:  checkConfig,
+		Config:  pluginmain.ConfigParsedBy(ParseConfig),
 		Name:    Name,
 		Summary: "injects OCI hooks from hooks.d directories (podman/CRI-O format)",
 		Setup: func(fs *flag.FlagSet) pluginmain.NewFunc {
@@ -28,10 +28,4 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 			return func(log *slog.Logger) (any, []stub.Option, error) { return New(log, dirs), nil, nil }
 		},
 	}, args, stderr)
-}
-
-// checkConfig checks a configuration file (-config) as Configure does.
-func checkConfig(config string) error {
-	_, err := ParseConfig(config)
-	return err
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/plugins/internal/nodepolicy"
+	"github.com/nrikit/nrikit/internal/testing/nodepolicy"
 )
 
 // ctkHook is a hook file as NVIDIA's toolkit writes them: nvidia-ctk's

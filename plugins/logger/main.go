@@ -16,7 +16,7 @@ import (
 // or ctx is done.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return pluginmain.Main(ctx, pluginmain.Spec{
-		Config:  checkConfig,
+		Config:  pluginmain.ConfigParsedBy(ParseConfig),
 		Name:    Name,
 		Summary: "logs the NRI events it receives",
 		Setup: func(fs *flag.FlagSet) pluginmain.NewFunc {
@@ -30,10 +30,4 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 			}
 		},
 	}, args, stderr)
-}
-
-// checkConfig checks a configuration file (-config) as Configure does.
-func checkConfig(config string) error {
-	_, err := ParseConfig(config)
-	return err
 }

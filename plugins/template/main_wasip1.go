@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // What the plugin injects. A real plugin would usually take these from its
@@ -28,13 +28,13 @@ const (
 
 // plugin is the plugin itself. The stub (and, in the WASM build,
 // stub/wasmguest) finds out which events it handles by looking at which
-// handler interfaces (stub.CreateContainerInterface, stub.RunPodInterface,
-// ...) it implements, and subscribes it to exactly those. To handle
-// another event, add its method; to stop handling one, delete the method.
-// Nothing else needs to change.
+// interfaces of package stub/handler (handler.CreateContainerInterface,
+// handler.RunPodInterface, ...) it implements, and subscribes it to
+// exactly those. To handle another event, add its method; to stop
+// handling one, delete the method. Nothing else needs to change.
 //
 // This file builds for both the process and the WASM plugin, so it uses
-// packages api and policy/capability only: package stub does not build for wasip1
+// packages api and api/capability only: package stub does not build for wasip1
 // (toldCapabilities, in main.go and main_wasip1.go, is the one thing each
 // build provides).
 //

@@ -2,12 +2,10 @@ package ulimitadjuster
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 
 	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
-	"github.com/nrikit/nrikit/stub"
 )
 
 // Main runs the ulimit-adjuster plugin with command-line arguments args
@@ -15,17 +13,9 @@ import (
 // it down or ctx is done.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return pluginmain.Main(ctx, pluginmain.Spec{
-		Config:  checkConfig,
+		Config:  pluginmain.ConfigParsedBy(ParseConfig),
 		Name:    Name,
 		Summary: "sets container ulimits requested by pod annotations",
-		Setup: func(*flag.FlagSet) pluginmain.NewFunc {
-			return func(log *slog.Logger) (any, []stub.Option, error) { return New(log), nil, nil }
-		},
+		Setup:   pluginmain.NoFlags(func(log *slog.Logger) any { return New(log) }),
 	}, args, stderr)
-}
-
-// checkConfig checks a configuration file (-config) as Configure does.
-func checkConfig(config string) error {
-	_, err := ParseConfig(config)
-	return err
 }

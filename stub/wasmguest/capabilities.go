@@ -3,7 +3,7 @@ package wasmguest
 import (
 	"context"
 
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
 )
 

@@ -3,8 +3,9 @@
 // (docs/wasm-abi.md): the same module runs on nrikit's runtime and on
 // upstream's (containerd, CRI-O).
 //
-// The plugin implements some of the stub's handler interfaces
-// (stub.ConfigureInterface, stub.CreateContainerInterface, …, including
+// The plugin implements some of the handler interfaces of package
+// stub/handler (handler.ConfigureInterface,
+// handler.CreateContainerInterface, …, including
 // nrikit's Evicter and OptOut variants). Its main package registers it
 // from an init function, because a module built as a library runs its
 // init functions when the host initialises it, never main:

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/wasmhost"
-	"github.com/nrikit/nrikit/policy/capability"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 	"github.com/nrikit/nrikit/stub/wasmguest/internal/equivplugin"
@@ -241,12 +241,7 @@ func TestProcessAndWASMAnswerAlike(t *testing.T) {
 				stubtest.WithTimeouts(time.Minute, time.Minute),
 			}, tc.opts...)
 			rt := stubtest.NewRuntime(t, opts...)
-			st, proc := rt.StartPlugin(t, &equivplugin.Plugin{},
-				stub.WithScope(equivplugin.Scope),
-				stub.WithRequiredEvents(equivplugin.Required),
-				stub.WithFailurePolicy(equivplugin.Policy),
-				stub.WithDefaultConfig(equivplugin.DefaultConfig),
-				stub.WithRequiredCapabilities(equivplugin.RequiredCapabilities...))
+			st, proc := rt.StartPlugin(t, &equivplugin.Plugin{}, stub.WithDeclarations(equivplugin.Declared))
 			checkCapabilities(t, st, proc)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

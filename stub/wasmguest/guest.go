@@ -9,8 +9,8 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmabi"
+	"github.com/nrikit/nrikit/stub/handler"
 	pcore "github.com/nrikit/nrikit/stub/internal/core"
-	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
 // The opt-out sentinels: a RunPodSandbox or CreateContainer handler may
@@ -23,9 +23,9 @@ import (
 // plugin built both as a process and as a WASM module can return these.
 var (
 	// ErrNotInterestedInPod opts out of events about a pod.
-	ErrNotInterestedInPod = handlers.ErrNotInterestedInPod
+	ErrNotInterestedInPod = handler.ErrNotInterestedInPod
 	// ErrNotInterestedInContainer opts out of events about a container.
-	ErrNotInterestedInContainer = handlers.ErrNotInterestedInContainer
+	ErrNotInterestedInContainer = handler.ErrNotInterestedInContainer
 )
 
 // APIVersion is the version of the WASM ABI the guest implements, the
@@ -145,9 +145,9 @@ type Guest struct {
 	out []byte // response buffer, reused
 }
 
-// New returns a Guest for plugin, which implements some of the stub's
-// handler interfaces (stub.ConfigureInterface, stub.CreateContainerInterface,
-// …; see package github.com/nrikit/nrikit/stub).
+// New returns a Guest for plugin, which implements some of the handler
+// interfaces of package stub/handler ([handler.ConfigureInterface],
+// [handler.CreateContainerInterface], …).
 func New(plugin any, opts ...Option) (*Guest, error) {
 	cfg := config{}
 	for _, o := range opts {
@@ -222,4 +222,26 @@ func logLevel(l pcore.Level) api.LogRequest_Level {
 		return api.LogRequest_LEVEL_INFO
 	}
 	return api.LogRequest_LEVEL_DEBUG
+}
+
+// WithDeclarations applies a plugin's declarations (subscription, required
+// events and capabilities, scope, failure policy, default configuration;
+// see [handler.Declarations]) as the options of their non-zero fields
+// would: a plugin built both as a process (stub.WithDeclarations) and as
+// a WASM module declares them once. Like [WithScope], it links the scope
+// filter into the module (about 0.6 MB), since a declaration may carry a
+// scope; a plugin without one that counts its module's bytes uses the
+// other options.
+func WithDeclarations(d handler.Declarations) Option {
+	return func(c *config) error {
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("wasmguest: WithDeclarations: %w", err)
+		}
+		declare := pcore.Declare[Option]{
+			Subscription: WithSubscription, RequiredEvents: WithRequiredEvents,
+			RequiredCapabilities: WithRequiredCapabilities, Scope: WithScope,
+			FailurePolicy: WithFailurePolicy, DefaultConfig: WithDefaultConfig,
+		}
+		return pcore.Apply(c, declare.Options(d))
+	}
 }

@@ -14,29 +14,30 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/handler"
 )
 
-// everything implements every handler interface of the stub.
+// everything implements every handler interface.
 type everything struct{ calls []string }
 
 var (
-	_ stub.ConfigureInterface                   = (*everything)(nil)
-	_ stub.SynchronizeInterface                 = (*everything)(nil)
-	_ stub.ShutdownInterface                    = (*everything)(nil)
-	_ stub.RunPodInterface                      = (*everything)(nil)
-	_ stub.UpdatePodInterface                   = (*everything)(nil)
-	_ stub.PostUpdatePodInterface               = (*everything)(nil)
-	_ stub.StopPodInterface                     = (*everything)(nil)
-	_ stub.RemovePodInterface                   = (*everything)(nil)
-	_ stub.CreateContainerInterface             = (*everything)(nil)
-	_ stub.PostCreateContainerInterface         = (*everything)(nil)
-	_ stub.StartContainerInterface              = (*everything)(nil)
-	_ stub.PostStartContainerInterface          = (*everything)(nil)
-	_ stub.UpdateContainerInterface             = (*everything)(nil)
-	_ stub.PostUpdateContainerInterface         = (*everything)(nil)
-	_ stub.StopContainerInterface               = (*everything)(nil)
-	_ stub.RemoveContainerInterface             = (*everything)(nil)
-	_ stub.ValidateContainerAdjustmentInterface = (*everything)(nil)
+	_ handler.ConfigureInterface                   = (*everything)(nil)
+	_ handler.SynchronizeInterface                 = (*everything)(nil)
+	_ handler.ShutdownInterface                    = (*everything)(nil)
+	_ handler.RunPodInterface                      = (*everything)(nil)
+	_ handler.UpdatePodInterface                   = (*everything)(nil)
+	_ handler.PostUpdatePodInterface               = (*everything)(nil)
+	_ handler.StopPodInterface                     = (*everything)(nil)
+	_ handler.RemovePodInterface                   = (*everything)(nil)
+	_ handler.CreateContainerInterface             = (*everything)(nil)
+	_ handler.PostCreateContainerInterface         = (*everything)(nil)
+	_ handler.StartContainerInterface              = (*everything)(nil)
+	_ handler.PostStartContainerInterface          = (*everything)(nil)
+	_ handler.UpdateContainerInterface             = (*everything)(nil)
+	_ handler.PostUpdateContainerInterface         = (*everything)(nil)
+	_ handler.StopContainerInterface               = (*everything)(nil)
+	_ handler.RemoveContainerInterface             = (*everything)(nil)
+	_ handler.ValidateContainerAdjustmentInterface = (*everything)(nil)
 )
 
 func (e *everything) note(s string) { e.calls = append(e.calls, s) }
@@ -122,9 +123,9 @@ func (e *everything) ValidateContainerAdjustment(context.Context, *api.ValidateC
 type evicter struct{}
 
 var (
-	_ stub.CreateContainerEvicter     = evicter{}
-	_ stub.UpdateContainerEvicter     = evicter{}
-	_ stub.SynchronizeOptOutInterface = evicter{}
+	_ handler.CreateContainerEvicter     = evicter{}
+	_ handler.UpdateContainerEvicter     = evicter{}
+	_ handler.SynchronizeOptOutInterface = evicter{}
 )
 
 func (evicter) CreateContainerWithEvictions(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error) {

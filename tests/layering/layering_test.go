@@ -19,7 +19,11 @@ import (
 const repoRoot = "../.."
 
 // libraries are the main module's library trees, relative to its root.
-var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "ocispec", "conformance"}
+var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "ocispec", "conformance"}
+
+// pluginImports are what the sample plugins' code (tests aside) may
+// import of this module.
+var pluginImports = []string{"api", "stub", "ocispec", "internal/yamldoc", "plugins"}
 
 // goFile is one Go file of the main module: its package directory (slash
 // separated, relative to the module root; "." for the root), whether it is
@@ -57,6 +61,14 @@ func TestRulesCatchUpwardImports(t *testing.T) {
 		{name: "stub/stub.go", dir: "stub", imports: []string{"plugins/internal/allow"}},
 		{name: "conformance/plugin.go", dir: "conformance", imports: []string{"cmd/nri/internal/report"}},
 		{name: "cmd/nri/main_test.go", dir: "cmd/nri", test: true, imports: []string{"tests/chaos"}},
+		{name: "policy/check.go", dir: "policy", imports: []string{"plugins/internal/allow"}},
+		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"plugins/logger"}},
+		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"cmd/nri/internal/report"}},
+		{name: "internal/wasmhost/host.go", dir: "internal/wasmhost", imports: []string{"policy"}},
+		{name: "plugins/template/plugin.go", dir: "plugins/template", imports: []string{"policy"}},
+		{name: "plugins/logger/logger.go", dir: "plugins/logger", imports: []string{"internal/httpserve"}},
+		{name: "api/capability/capability.go", dir: "api/capability", imports: []string{"policy"}},
+		{name: "stub/handler/handler.go", dir: "stub/handler", imports: []string{"stub/internal/core"}},
 	}
 	for _, f := range bad {
 		if v := violations([]goFile{f}); len(v) != 1 {
@@ -70,6 +82,9 @@ func TestRulesCatchUpwardImports(t *testing.T) {
 		{name: "adaptation/harness_test.go", dir: "adaptation", test: true, imports: []string{"stub", "internal/testing/testscale"}},
 		{name: "cmd/nri/plugin.go", dir: "cmd/nri", imports: []string{"plugins/logger", "cmd/nri/internal/simulator"}},
 		{name: "stub/stub_test.go", dir: "stub", test: true, imports: []string{"filter/celscope"}},
+		{name: "internal/testing/nodepolicy/nodepolicy.go", dir: "internal/testing/nodepolicy", imports: []string{"api", "policy"}},
+		{name: "plugins/template/plugin.go", dir: "plugins/template", imports: []string{"api/capability", "stub/stubmetrics", "plugins/internal/pluginmain"}},
+		{name: "plugins/logger/policy_test.go", dir: "plugins/logger", test: true, imports: []string{"policy", "internal/testing/nodepolicy"}},
 	}
 	for _, f := range good {
 		if v := violations([]goFile{f}); len(v) != 0 {
@@ -94,17 +109,30 @@ func violations(files []goFile) []string {
 // check returns why f may not import imp (a path of this module), or "".
 func check(f goFile, imp string) string {
 	switch {
-	case under(f.dir, "internal") && !under(imp, "api") && !under(imp, "internal"):
+	case under(f.dir, "internal/testing") && !under(imp, "internal") && !isLibrary(imp):
+		return "a test helper under internal/testing/ imports only internal/ and the libraries"
+	case under(f.dir, "internal") && !under(f.dir, "internal/testing") && !under(imp, "api") && !under(imp, "internal"):
 		return "a package under internal/ imports only api and internal/"
 	case under(imp, "internal/testing") && !f.test && !under(f.dir, "internal/testing"):
 		return "only tests import the test helpers of internal/testing/"
 	case under(imp, "tests"):
 		return "the suites of tests/ are no one's dependency"
-	case !f.test && slices.ContainsFunc(libraries, func(l string) bool { return under(f.dir, l) }) &&
-		(under(imp, "cmd") || under(imp, "plugins")):
+	case !f.test && under(f.dir, "api") && !under(imp, "api"):
+		return "the protocol (api/) imports nothing of this module"
+	case !f.test && under(f.dir, "stub/handler") && !under(imp, "api"):
+		return "the handler interfaces (stub/handler) import only api: they are the process's and the WASM guest's"
+	case !f.test && under(f.dir, "plugins") && !slices.ContainsFunc(pluginImports, func(p string) bool { return under(imp, p) }):
+		return "a sample plugin imports only api, stub, ocispec, internal/yamldoc and plugins/"
+	case !f.test && isLibrary(f.dir) && (under(imp, "cmd") || under(imp, "plugins")):
 		return "a library imports nothing of the tool (cmd/) or the sample plugins (plugins/)"
 	}
 	return ""
+}
+
+// isLibrary reports whether the slash-separated path p is in one of the
+// libraries.
+func isLibrary(p string) bool {
+	return slices.ContainsFunc(libraries, func(l string) bool { return under(p, l) })
 }
 
 // under reports whether the slash-separated path p is dir or below it.

@@ -50,7 +50,8 @@
 // (created with mode 0640) instead of standard error: containerd and
 // CRI-O start pre-installed plugins with standard error on /dev/null.
 //
-// pluginmain leaves GOMAXPROCS alone: each sample plugin's main calls
+// [Main] leaves GOMAXPROCS alone (the nri tool runs the samples in its own
+// process through it); [Command], a sample's executable, calls
 // [stub.TuneProcess] first. Its stub relaxes the garbage collector while a
 // large Synchronize arrives ([stub.WithSyncGCPercent] with
 // [stub.DefaultSyncGCPercent]), unless the GOGC environment variable is
@@ -268,14 +269,33 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 // Unwrap returns the parse error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// ConfigParsedBy returns a [Spec.Config] that checks a configuration with
+// parse, the plugin's parser (the one its Configure handler uses).
+func ConfigParsedBy[C any](parse func(config string) (C, error)) func(config string) error {
+	return func(config string) error {
+		_, err := parse(config)
+		return err
+	}
+}
+
+// NoFlags returns a [Spec.Setup] for a plugin without flags of its own,
+// which build makes, with no extra stub options.
+func NoFlags(build func(log *slog.Logger) any) func(*flag.FlagSet) NewFunc {
+	return func(*flag.FlagSet) NewFunc {
+		return func(log *slog.Logger) (any, []stub.Option, error) { return build(log), nil, nil }
+	}
+}
+
 // MainFunc is the signature of a sample plugin's Main.
 type MainFunc func(ctx context.Context, args []string, stderr io.Writer) error
 
-// Command is a standalone plugin binary's main: it runs main with the
-// process's arguments until SIGINT or SIGTERM and exits with 0 on
-// success or -help, 2 after a usage error and 1 after any other error,
+// Command is a standalone plugin binary's main: it tunes the process for
+// a plugin (one P: see [stub.TuneProcess] for the trade-off), runs main
+// with the process's arguments until SIGINT or SIGTERM and exits with 0
+// on success or -help, 2 after a usage error and 1 after any other error,
 // which it prints.
 func Command(main MainFunc) {
+	stub.TuneProcess()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := main(ctx, os.Args[1:], os.Stderr)
 	stop()

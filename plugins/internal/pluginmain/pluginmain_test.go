@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
 	"github.com/nrikit/nrikit/stub"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
@@ -139,7 +140,7 @@ func result(t *testing.T, done <-chan error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(10 * time.Second):
+	case <-time.After(testscale.D(10 * time.Second)):
 		t.Fatal("Main did not return")
 		return nil
 	}
@@ -153,7 +154,7 @@ func result(t *testing.T, done <-chan error) error {
 func TestReconnect(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	rt := stubtest.NewRuntime(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	logFile := filepath.Join(t.TempDir(), "plugin.log")
 	done := runMain(ctx, dialing(rt), "-idx", "10", "-log-file", logFile)
@@ -200,7 +201,7 @@ func TestReconnect(t *testing.T) {
 func TestNoReconnect(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	rt := stubtest.NewRuntime(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	done := runMain(ctx, dialing(rt), "-idx", "10", "-reconnect=false")
 	registered(t, ctx, rt).Close()
@@ -298,7 +299,7 @@ func TestLoggerTime(t *testing.T) {
 func TestMetricsAddr(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	rt := stubtest.NewRuntime(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	addr := freeLoopbackAddr(t)
 	done := runMain(ctx, dialing(rt), "-idx", "10", "-metrics-addr", addr)
@@ -358,7 +359,7 @@ func freeLoopbackAddr(t *testing.T) string {
 func TestLogFormat(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	rt := stubtest.NewRuntime(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	logFile := filepath.Join(t.TempDir(), "plugin.log")
 	done := runMain(ctx, dialing(rt), "-idx", "10", "-log-format", "json", "-log-file", logFile)
@@ -405,7 +406,7 @@ func TestLogFormat(t *testing.T) {
 func TestScope(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	rt := stubtest.NewRuntime(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	done := runMain(ctx, dialing(rt), "-idx", "10", "-namespace", "ml-*")
 	p := registered(t, ctx, rt)
@@ -433,7 +434,7 @@ func TestFailRequest(t *testing.T) {
 	t.Setenv(api.PluginSocketEnvVar, "")
 	for _, flagged := range []bool{false, true} {
 		rt := stubtest.NewRuntime(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 		args := []string{"-idx", "10"}
 		if flagged {
 			args = append(args, "-fail-request")
@@ -531,7 +532,7 @@ func TestConfigFile(t *testing.T) {
 	default:
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testscale.D(20*time.Second))
 	defer cancel()
 	done := runMain(ctx, spec, "-idx", "10", "-config", good)
 	registered(t, ctx, rt)
@@ -546,5 +547,44 @@ func TestConfigFile(t *testing.T) {
 	cancel()
 	if err := result(t, done); err != nil {
 		t.Errorf("Main: %v", err)
+	}
+}
+
+// TestSkeletonHelpers checks the helpers the samples' Main functions are
+// written with: ConfigParsedBy passes a configuration to the parser and
+// returns its error, and NoFlags registers no flag and builds the plugin
+// with the logger, without stub options.
+func TestSkeletonHelpers(t *testing.T) {
+	errBad := errors.New("bad configuration")
+	var parsed []string
+	check := ConfigParsedBy(func(config string) (int, error) {
+		parsed = append(parsed, config)
+		if config == "bad" {
+			return 0, errBad
+		}
+		return len(config), nil
+	})
+	if err := check("good"); err != nil {
+		t.Errorf("a good configuration: %v", err)
+	}
+	if err := check("bad"); !errors.Is(err, errBad) {
+		t.Errorf("a bad configuration: %v, want the parser's error", err)
+	}
+	if want := []string{"good", "bad"}; strings.Join(parsed, ",") != strings.Join(want, ",") {
+		t.Errorf("parsed %q, want %q", parsed, want)
+	}
+
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	log := slog.New(slog.DiscardHandler)
+	var builtWith *slog.Logger
+	newFunc := NoFlags(func(l *slog.Logger) any { builtWith = l; return envPlugin{} })(fs)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	p, opts, err := newFunc(log)
+	if n != 0 || err != nil || opts != nil || builtWith != log {
+		t.Errorf("NoFlags: %d flags, options %v, error %v, built with the logger: %v", n, opts, err, builtWith == log)
+	}
+	if _, ok := p.(envPlugin); !ok {
+		t.Errorf("NoFlags built %T, want the plugin build returned", p)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // Capabilities told to the plugin: a nrikit runtime tells, in its

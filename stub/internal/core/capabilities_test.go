@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // toldRecorder records what its Configure handler's context carries.

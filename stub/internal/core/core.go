@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/stub/internal/handlers"
+	"github.com/nrikit/nrikit/stub/handler"
 )
 
 // A plugin's scope is sent to the runtime, and nrikit's runtime then
@@ -119,15 +119,15 @@ func (g *gate) admit(e api.Event, pod *api.PodSandbox, ctr *api.Container) error
 			g.forgetPod(pod.GetId())
 		}
 		if !g.m.MatchPod(pod) {
-			return handlers.ErrNotInterestedInPod
+			return handler.ErrNotInterestedInPod
 		}
 		return nil
 	case e == api.Event_CREATE_CONTAINER, e == api.Event_VALIDATE_CONTAINER_ADJUSTMENT, !g.track:
 		if !g.m.MatchContainer(pod, ctr) {
 			if !g.m.MatchPod(pod) {
-				return handlers.ErrNotInterestedInPod
+				return handler.ErrNotInterestedInPod
 			}
-			return handlers.ErrNotInterestedInContainer
+			return handler.ErrNotInterestedInContainer
 		}
 		if e == api.Event_CREATE_CONTAINER && g.track {
 			g.mu.Lock()
@@ -143,7 +143,7 @@ func (g *gate) admit(e api.Event, pod *api.PodSandbox, ctr *api.Container) error
 	}
 	g.mu.Unlock()
 	if !seen {
-		return handlers.ErrNotInterestedInContainer
+		return handler.ErrNotInterestedInContainer
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub/handler"
 	"github.com/nrikit/nrikit/stub/internal/handlers"
 )
 
@@ -172,7 +173,7 @@ func (s *Session) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error
 // handler's, or the scope's) is the answer's.
 func (s *Session) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
 	err := s.podEvent(ctx, api.Event_RUN_POD_SANDBOX, s.p.h.RunPod, req.GetPod())
-	if errors.Is(err, handlers.ErrNotInterestedInPod) {
+	if errors.Is(err, handler.ErrNotInterestedInPod) {
 		out, _ := handlers.OptOut(err, req.GetPod(), nil)
 		return &api.RunPodSandboxResponse{OptOut: out}, nil
 	}

@@ -4,17 +4,7 @@ import (
 	"errors"
 
 	"github.com/nrikit/nrikit/api"
-)
-
-// The opt-out sentinels, one value for the stub and stub/wasmguest (each
-// exports them under its own name, documented there), so that a plugin
-// built for both returns the same error in either.
-var (
-	// ErrNotInterestedInPod opts out of further events about a pod.
-	ErrNotInterestedInPod = errors.New("stub: not interested in pod")
-	// ErrNotInterestedInContainer opts out of further events about a
-	// container.
-	ErrNotInterestedInContainer = errors.New("stub: not interested in container")
+	"github.com/nrikit/nrikit/stub/handler"
 )
 
 // OptOut turns an opt-out sentinel a handler returned (err, also
@@ -22,12 +12,12 @@ var (
 // ok is false if err is not a sentinel.
 func OptOut(err error, pod *api.PodSandbox, ctr *api.Container) (out *api.OptOut, ok bool) {
 	switch {
-	case errors.Is(err, ErrNotInterestedInPod):
+	case errors.Is(err, handler.ErrNotInterestedInPod):
 		if id := pod.GetId(); id != "" {
 			return &api.OptOut{PodIds: []string{id}}, true
 		}
 		return nil, true
-	case errors.Is(err, ErrNotInterestedInContainer):
+	case errors.Is(err, handler.ErrNotInterestedInContainer):
 		if id := ctr.GetId(); id != "" {
 			return &api.OptOut{ContainerIds: []string{id}}, true
 		}
@@ -47,5 +37,5 @@ func IgnoreOptOut(err error) error {
 
 // IsOptOut reports whether err is (or wraps) an opt-out sentinel.
 func IsOptOut(err error) bool {
-	return errors.Is(err, ErrNotInterestedInPod) || errors.Is(err, ErrNotInterestedInContainer)
+	return errors.Is(err, handler.ErrNotInterestedInPod) || errors.Is(err, handler.ErrNotInterestedInContainer)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 const valid = `name: t
@@ -236,7 +236,7 @@ func TestPolicyLines(t *testing.T) {
 	if got, want := g.String(), "s.yaml:6: grants[0]"; got != want {
 		t.Errorf("grant %q, want %q", got, want)
 	}
-	if got, want := g.Rule(policy.Env), "s.yaml:8: grants[0].adjust.env"; got != want {
+	if got, want := g.Rule(capability.Env), "s.yaml:8: grants[0].adjust.env"; got != want {
 		t.Errorf("rule %q, want %q", got, want)
 	}
 	// ExpectsRefusal knows a plugin by NAME or IDX-NAME.

@@ -2,7 +2,7 @@ package adaptation
 
 import (
 	nrikit "github.com/nrikit/nrikit/adaptation"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/api/capability"
 )
 
 // The capabilities each runtime that embeds this package applies at all
@@ -24,24 +24,24 @@ import (
 // Neither resolves the block I/O or RDT class of an update. Evictions a
 // plugin asks for on its own are refused by this package (see the package
 // documentation).
-func runtimeUpdates(name string) ([]policy.Capability, bool) {
+func runtimeUpdates(name string) ([]capability.Capability, bool) {
 	switch name {
 	case "containerd":
-		return []policy.Capability{policy.UpdateMemory, policy.UpdateCPU, policy.UpdateHugepageLimits,
-			policy.UpdateUnified, policy.Evict}, true
+		return []capability.Capability{capability.UpdateMemory, capability.UpdateCPU, capability.UpdateHugepageLimits,
+			capability.UpdateUnified, capability.Evict}, true
 	case "cri-o":
-		return []policy.Capability{policy.UpdateMemory, policy.UpdateCPU, policy.UpdateHugepageLimits,
-			policy.UpdateUnified, policy.UpdateDeviceCgroup, policy.UpdatePids, policy.Evict}, true
+		return []capability.Capability{capability.UpdateMemory, capability.UpdateCPU, capability.UpdateHugepageLimits,
+			capability.UpdateUnified, capability.UpdateDeviceCgroup, capability.UpdatePids, capability.Evict}, true
 	}
 	return nil, false
 }
 
 // adjustmentCapabilities are the capabilities of container creation:
 // every one but those of updates and evictions.
-func adjustmentCapabilities() policy.Capabilities {
-	var s policy.Capabilities
-	for _, c := range policy.AllCapabilities() {
-		if c < policy.UpdateMemory {
+func adjustmentCapabilities() capability.Set {
+	var s capability.Set
+	for _, c := range capability.AllCapabilities() {
+		if c < capability.UpdateMemory {
 			s = s.With(c)
 		}
 	}
@@ -51,12 +51,12 @@ func adjustmentCapabilities() policy.Capabilities {
 // appliedCapabilities returns what the runtime called name applies, and
 // false for a runtime this package does not know, which declares nothing
 // (nrikit then takes it to apply everything).
-func appliedCapabilities(name string) (policy.Capabilities, bool) {
+func appliedCapabilities(name string) (capability.Set, bool) {
 	updates, ok := runtimeUpdates(name)
 	if !ok {
-		return policy.Capabilities{}, false
+		return capability.Set{}, false
 	}
-	return adjustmentCapabilities().Union(policy.NewCapabilities(updates...)), true
+	return adjustmentCapabilities().Union(capability.NewSet(updates...)), true
 }
 
 // appliedOption is the nrikit option declaring what the runtime called

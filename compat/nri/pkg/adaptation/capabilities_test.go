@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/stub"
 )
 
@@ -24,19 +24,19 @@ func TestAppliedCapabilities(t *testing.T) {
 	if _, ok := appliedCapabilities("other"); ok {
 		t.Error("an unknown runtime declares capabilities")
 	}
-	for _, c := range []policy.Capability{policy.Env, policy.Mounts, policy.Devices, policy.CDIDevices, policy.Hooks,
-		policy.Rlimits, policy.NetDevices, policy.MemoryPolicy, policy.Pids, policy.BlockioClass, policy.RdtClass,
-		policy.UpdateMemory, policy.UpdateCPU, policy.UpdateHugepageLimits, policy.UpdateUnified, policy.Evict} {
+	for _, c := range []capability.Capability{capability.Env, capability.Mounts, capability.Devices, capability.CDIDevices, capability.Hooks,
+		capability.Rlimits, capability.NetDevices, capability.MemoryPolicy, capability.Pids, capability.BlockioClass, capability.RdtClass,
+		capability.UpdateMemory, capability.UpdateCPU, capability.UpdateHugepageLimits, capability.UpdateUnified, capability.Evict} {
 		if !containerd.Has(c) || !crio.Has(c) {
 			t.Errorf("%s: containerd %v, cri-o %v; want both", c, containerd.Has(c), crio.Has(c))
 		}
 	}
-	for _, c := range []policy.Capability{policy.UpdateBlockioClass, policy.UpdateRdtClass} {
+	for _, c := range []capability.Capability{capability.UpdateBlockioClass, capability.UpdateRdtClass} {
 		if containerd.Has(c) || crio.Has(c) {
 			t.Errorf("%s: containerd %v, cri-o %v; want neither", c, containerd.Has(c), crio.Has(c))
 		}
 	}
-	for _, c := range []policy.Capability{policy.UpdateDeviceCgroup, policy.UpdatePids} {
+	for _, c := range []capability.Capability{capability.UpdateDeviceCgroup, capability.UpdatePids} {
 		if containerd.Has(c) || !crio.Has(c) {
 			t.Errorf("%s: containerd %v, cri-o %v; want cri-o only", c, containerd.Has(c), crio.Has(c))
 		}
@@ -75,7 +75,7 @@ func TestContainerdTellsCapabilities(t *testing.T) {
 
 	want, _ := appliedCapabilities("containerd")
 	s, err := stub.New(capsPlugin{}, stub.WithSocketPath(socket), stub.WithPluginName("told"), stub.WithPluginIdx("10"),
-		stub.WithRequiredCapabilities(policy.Env, policy.UpdateCPU))
+		stub.WithRequiredCapabilities(capability.Env, capability.UpdateCPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestContainerdTellsCapabilities(t *testing.T) {
 	}
 
 	refused, err := stub.New(capsPlugin{}, stub.WithSocketPath(socket), stub.WithPluginName("refused"), stub.WithPluginIdx("20"),
-		stub.WithRequiredCapabilities(policy.Env, policy.UpdatePids))
+		stub.WithRequiredCapabilities(capability.Env, capability.UpdatePids))
 	if err != nil {
 		t.Fatal(err)
 	}

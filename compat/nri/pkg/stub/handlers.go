@@ -1,48 +1,49 @@
 package stub
 
-import nrikit "github.com/nrikit/nrikit/stub"
+import "github.com/nrikit/nrikit/stub/handler"
 
 // Plugin is what a plugin gives New: any value implementing at least one
 // of the event handler interfaces below.
 type Plugin interface{}
 
 // The handler interfaces, with upstream's names and methods. They are
-// nrikit's stub's, so a plugin written for upstream's stub implements
-// the same events on compat, and one written for nrikit's runs here too.
+// nrikit's (package stub/handler), so a plugin written for upstream's
+// stub implements the same events on compat, and one written for
+// nrikit's runs here too.
 type (
 	// ConfigureInterface handles the Configure request.
-	ConfigureInterface = nrikit.ConfigureInterface
+	ConfigureInterface = handler.ConfigureInterface
 	// SynchronizeInterface handles the Synchronize request.
-	SynchronizeInterface = nrikit.SynchronizeInterface
+	SynchronizeInterface = handler.SynchronizeInterface
 	// ShutdownInterface handles the Shutdown request.
-	ShutdownInterface = nrikit.ShutdownInterface
+	ShutdownInterface = handler.ShutdownInterface
 	// RunPodInterface handles RunPodSandbox events.
-	RunPodInterface = nrikit.RunPodInterface
+	RunPodInterface = handler.RunPodInterface
 	// UpdatePodInterface handles UpdatePodSandbox requests.
-	UpdatePodInterface = nrikit.UpdatePodInterface
+	UpdatePodInterface = handler.UpdatePodInterface
 	// StopPodInterface handles StopPodSandbox events.
-	StopPodInterface = nrikit.StopPodInterface
+	StopPodInterface = handler.StopPodInterface
 	// RemovePodInterface handles RemovePodSandbox events.
-	RemovePodInterface = nrikit.RemovePodInterface
+	RemovePodInterface = handler.RemovePodInterface
 	// PostUpdatePodInterface handles PostUpdatePodSandbox events.
-	PostUpdatePodInterface = nrikit.PostUpdatePodInterface
+	PostUpdatePodInterface = handler.PostUpdatePodInterface
 	// CreateContainerInterface handles CreateContainer requests.
-	CreateContainerInterface = nrikit.CreateContainerInterface
+	CreateContainerInterface = handler.CreateContainerInterface
 	// StartContainerInterface handles StartContainer events.
-	StartContainerInterface = nrikit.StartContainerInterface
+	StartContainerInterface = handler.StartContainerInterface
 	// UpdateContainerInterface handles UpdateContainer requests.
-	UpdateContainerInterface = nrikit.UpdateContainerInterface
+	UpdateContainerInterface = handler.UpdateContainerInterface
 	// StopContainerInterface handles StopContainer requests.
-	StopContainerInterface = nrikit.StopContainerInterface
+	StopContainerInterface = handler.StopContainerInterface
 	// RemoveContainerInterface handles RemoveContainer events.
-	RemoveContainerInterface = nrikit.RemoveContainerInterface
+	RemoveContainerInterface = handler.RemoveContainerInterface
 	// PostCreateContainerInterface handles PostCreateContainer events.
-	PostCreateContainerInterface = nrikit.PostCreateContainerInterface
+	PostCreateContainerInterface = handler.PostCreateContainerInterface
 	// PostStartContainerInterface handles PostStartContainer events.
-	PostStartContainerInterface = nrikit.PostStartContainerInterface
+	PostStartContainerInterface = handler.PostStartContainerInterface
 	// PostUpdateContainerInterface handles PostUpdateContainer events.
-	PostUpdateContainerInterface = nrikit.PostUpdateContainerInterface
+	PostUpdateContainerInterface = handler.PostUpdateContainerInterface
 	// ValidateContainerAdjustmentInterface handles
 	// ValidateContainerAdjustment requests.
-	ValidateContainerAdjustmentInterface = nrikit.ValidateContainerAdjustmentInterface
+	ValidateContainerAdjustmentInterface = handler.ValidateContainerAdjustmentInterface
 )

@@ -5,10 +5,8 @@ package main
 import (
 	"github.com/nrikit/nrikit/plugins/internal/pluginmain"
 	"github.com/nrikit/nrikit/plugins/logger"
-	"github.com/nrikit/nrikit/stub"
 )
 
 func main() {
-	stub.TuneProcess() // one P: see stub.TuneProcess for the trade-off
 	pluginmain.Command(logger.Main)
 }

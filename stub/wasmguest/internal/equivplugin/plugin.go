@@ -15,7 +15,8 @@ import (
 	"sync"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/policy/capability"
+	"github.com/nrikit/nrikit/api/capability"
+	"github.com/nrikit/nrikit/stub/handler"
 	"github.com/nrikit/nrikit/stub/wasmguest"
 )
 
@@ -34,6 +35,15 @@ var (
 	Policy = &api.FailurePolicy{FailRequest: true}
 	// RequiredCapabilities are the capabilities the plugin requires.
 	RequiredCapabilities = []capability.Capability{capability.Env, capability.Annotations}
+	// Declared is the plugin's declarations, the one value both sides
+	// are built with (stub.WithDeclarations, wasmguest.WithDeclarations).
+	Declared = handler.Declarations{
+		Scope:                Scope,
+		RequiredEvents:       Required,
+		FailurePolicy:        Policy,
+		DefaultConfig:        DefaultConfig,
+		RequiredCapabilities: capability.NewSet(RequiredCapabilities...),
+	}
 )
 
 // AnnotationKey is the container annotation of Scope.

@@ -1,5 +1,5 @@
 // Command equivguest is equivplugin's plugin as a WASM guest, with the
-// options the equivalence test gives the stub.
+// declarations the equivalence test gives the stub.
 package main
 
 import (
@@ -8,12 +8,7 @@ import (
 )
 
 func init() {
-	wasmguest.Register(&equivplugin.Plugin{},
-		wasmguest.WithScope(equivplugin.Scope),
-		wasmguest.WithRequiredEvents(equivplugin.Required),
-		wasmguest.WithFailurePolicy(equivplugin.Policy),
-		wasmguest.WithDefaultConfig(equivplugin.DefaultConfig),
-		wasmguest.WithRequiredCapabilities(equivplugin.RequiredCapabilities...))
+	wasmguest.Register(&equivplugin.Plugin{}, wasmguest.WithDeclarations(equivplugin.Declared))
 }
 
 func main() {}

@@ -1,10 +1,10 @@
 // Package capability is the set of kinds of change an NRI plugin can
-// make, by stable name: what a grant of package policy allows, what an
-// embedding runtime applies and what the runtime tells a plugin at
-// Configure. The names and upstream values come from api's field table.
-// It depends on nothing but api and the standard library, so that a
-// plugin (a WASM guest too) can use it without linking the policy
-// engine; package policy re-exports it.
+// make, by stable name: what the runtime tells a plugin at Configure (a
+// part of the protocol, beside package api), what an embedding runtime
+// applies and what a grant of package policy allows. The names and
+// upstream values come from api's field table (api.CapabilityTable). It
+// depends on nothing but api and the standard library, so that a plugin
+// (a WASM guest too) can use it without linking the policy engine.
 package capability
 
 import (
