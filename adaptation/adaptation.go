@@ -264,6 +264,7 @@ func (a *Adaptation) Stop(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			p.drainObserver(sctx)
 			p.shutdown(sctx)
 			p.disconnect("runtime stopped")
 		}()
@@ -391,6 +392,10 @@ type PluginInfo struct {
 	// OptedOut counts the events the plugin subscribed to but was not
 	// sent because it opted out of their pod or container.
 	OptedOut uint64
+	// ObserveOnly is set for a plugin that declared it only observes: it
+	// is sent its events without being waited for (see docs/protocol.md,
+	// "Observe-only plugins").
+	ObserveOnly bool
 }
 
 // FullName returns IDX-NAME.
@@ -414,7 +419,7 @@ func (a *Adaptation) Plugins() []PluginInfo {
 			State: p.state, RequestTimeout: p.timeout,
 			FailRequest: p.policy.failRequest, KeepConnected: p.policy.keepConnected,
 			Required: p.required, Scope: p.scope,
-			Filtered: p.filtered.Load(), OptedOut: p.optedOut.Load(),
+			Filtered: p.filtered.Load(), OptedOut: p.optedOut.Load(), ObserveOnly: p.observeOnly,
 		})
 	}
 	return infos

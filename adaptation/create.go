@@ -86,8 +86,8 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	for _, ign := range c.Ignored() {
 		a.log.Info("dropped conflicting update marked IgnoreFailure", "container", pristine.GetName(), "error", ign)
 	}
-	vreq := func() (*api.ValidateContainerAdjustmentRequest, error) {
-		v := &api.ValidateContainerAdjustmentRequest{
+	vreq := func() *api.ValidateContainerAdjustmentRequest {
+		return &api.ValidateContainerAdjustmentRequest{
 			Pod:       req.Pod,
 			Container: pristine,
 			Adjust:    rsp.Adjust,
@@ -95,12 +95,11 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			Owners:    c.Owners(),
 			Plugins:   accountedFor(consulted, excluded),
 		}
-		if err := mergedSizeError(adjuster, "CreateContainer", pristine, proto.Size(v)); err != nil {
-			return nil, err
-		}
-		return v, nil
 	}
-	if err := a.validate(ctx, subj, vreq); err != nil {
+	checkSize := func(v *api.ValidateContainerAdjustmentRequest) error {
+		return mergedSizeError(adjuster, "CreateContainer", pristine, proto.Size(v))
+	}
+	if err := a.validate(ctx, subj, vreq, checkSize); err != nil {
 		return nil, err
 	}
 	return rsp, nil
@@ -145,18 +144,22 @@ func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
 
 // validate asks every validating plugin for which the container s is in
 // scope, concurrently, to accept the merged adjustment (the request is
-// built only if there is one). A rejection, or any failure of a
-// validator (validation fails closed), fails the creation.
-func (a *Adaptation) validate(ctx context.Context, s subject, build func() (*api.ValidateContainerAdjustmentRequest, error)) error {
+// built only if there is one, and checked by check). A rejection, or any
+// failure of a validator (validation fails closed), fails the creation.
+// Observers alone (observeonly.go) get the request built on their
+// workers, not on the runtime's call.
+func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.ValidateContainerAdjustmentRequest,
+	check func(*api.ValidateContainerAdjustmentRequest) error) error {
 	res, err := a.reserve(rpcValidate.event, s, reserveHooks{}, false)
 	if err != nil {
 		return err
 	}
 	if len(res.plugins) == 0 {
+		deliverObservers(ctx, a, rpcValidate, s, res, func(*plugin) *api.ValidateContainerAdjustmentRequest { return build() }, &shared{})
 		return nil
 	}
-	req, err := build()
-	if err != nil {
+	req := build()
+	if err := check(req); err != nil {
 		res.release(0)
 		return err
 	}

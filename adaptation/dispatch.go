@@ -203,6 +203,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 			return err
 		}
 	}
+	deliverObservers(ctx, a, r, s, res, next, sh)
 	return nil
 }
 
@@ -258,6 +259,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	// The connected plugins' endpoints encode the request once for all
 	// of them.
 	sh := &shared{}
+	deliverObservers(ctx, a, r, s, res, same(req), sh)
 	turns := make([]turn[Req, Rsp], len(res.plugins))
 	for i, p := range res.plugins {
 		if res.catchUp[i] && !waitCatchUp {

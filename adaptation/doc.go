@@ -78,7 +78,9 @@
 // only then answers RegisterPlugin: with success, or with a status error
 // whose message is the reason (see [RegistrationError]), after which the
 // connection is closed. Then it sends Synchronize, split into parts of at
-// most [MaxSyncMessageSize] bytes, each under the synchronize timeout, and
+// most [MaxSyncMessageSize] bytes (a WASM plugin's only if its module
+// declares that it handles parts, docs/wasm-abi.md §6), each under the
+// synchronize timeout, and
 // applies the updates of the plugin's last answer through the runtime's
 // [UpdateFunc]. Only then does the plugin receive events. Each step has
 // the registration timeout. A second external connection with the same
@@ -104,6 +106,15 @@
 // queue and worker, so each plugin sees events in the order their calls
 // started, and a slow plugin delays only itself. No lock is held while a
 // plugin is called; concurrent events of the runtime proceed in parallel.
+//
+// A plugin that declares it only observes (ConfigureResponse.observe_only,
+// a nrikit extension; docs/protocol.md §5.5) is never waited for: it gets
+// each event in its order once the event's request is final (after the
+// other plugins of a mutating event, with their result), after the
+// runtime's call returned, and its answers are not used. Because plugins
+// may be sent a request after the call returned (observers, and plugins
+// catching up after their Synchronize), the runtime must not change the
+// objects of a request once it has passed them to the Adaptation.
 //
 // A plugin that registers is marked synchronizing and the runtime's
 // [ListFunc] is called in one critical section that also orders the start

@@ -116,6 +116,11 @@ func (s *shared) wire(req proto.Message) (enc []byte, buf *encodeBuf, err error)
 // encode encodes req (see wire), into a recycled buffer if pooled.
 func (s *shared) encode(req proto.Message, pooled bool) ([]byte, *encodeBuf, error) {
 	pod, ctr, byHand := objects(req)
+	if v, ok := req.(*api.ValidateContainerAdjustmentRequest); ok && !byHand {
+		if enc, ok := s.encodeValidation(v); ok {
+			return enc, nil, nil
+		}
+	}
 	if !byHand {
 		enc, err := proto.Marshal(req)
 		if err != nil {

@@ -254,6 +254,9 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 	ctx, cancel := p.a.detach(ctx)
 	defer cancel()
 	p.log.Info("plugin requested container updates", "updates", len(req.GetUpdate()), "evictions", len(req.GetEvict()))
+	if p.observeOnly && len(req.GetEvict()) > 0 {
+		return nil, status.Error(codes.PermissionDenied, "an observe-only plugin evicts nothing")
+	}
 	if serr := p.refusedEviction(req.GetEvict()); serr != nil {
 		p.log.Warn("refusing plugin's container updates", "error", serr)
 		return nil, status.Error(codes.InvalidArgument, serr.Error())
@@ -379,6 +382,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	p.track = newTracker(scope)
 	p.scope = scope.String()
 	p.skips = a.metrics.skipCounter(p.full, events)
+	p.observeOnly = rsp.GetObserveOnly()
 	if p.required {
 		a.lastScopes[p.full] = scope
 	}

@@ -147,9 +147,13 @@ func (p *plugin) checkTargets(e api.Event, rsp any) error {
 	return nil
 }
 
-// splitUpdates separates the updates p may make (in its scope) from the
-// ones it may not, which it logs in one record.
+// splitUpdates separates the updates p may make (in its scope; none if
+// it only observes) from the ones it may not, which it logs in one
+// record.
 func (p *plugin) splitUpdates(updates []*api.ContainerUpdate) (allowed, refused []*api.ContainerUpdate) {
+	if refused, ok := p.refuseObserverUpdates(updates); ok {
+		return nil, refused
+	}
 	if p.track.f == nil {
 		return updates, nil
 	}

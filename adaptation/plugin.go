@@ -76,6 +76,10 @@ type plugin struct {
 	policy   failurePolicy
 	required bool
 	timeout  time.Duration
+	// observeOnly is set for a plugin that declared it only observes
+	// (observeonly.go): it is never waited for and its answers are not
+	// used.
+	observeOnly bool
 
 	// track is the plugin's scope and opt-out state (scope.go); set
 	// while the plugin is configured.

@@ -21,6 +21,10 @@ type reservation struct {
 	slots   []*slot
 	// catchUp[i] is set if plugins[i] was synchronizing.
 	catchUp []bool
+	// observers are the observe-only plugins of the event, not among
+	// plugins: their slots are never lent, and are filled once the
+	// event's request is final and never waited for (observeonly.go).
+	observers []observer
 }
 
 // reserve picks the plugins subscribed to e for which the event's
@@ -53,13 +57,19 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 		}
 		if v != deliver {
 			p.skipped(e, v)
-			if hooks.skipped != nil {
+			if hooks.skipped != nil && !p.observeOnly {
 				hooks.skipped(p)
 			}
 			continue
 		}
 		catch := p.state == StateSynchronizing
 		sl := newSlot(e, podID, ctrID, catch)
+		if p.observeOnly {
+			if p.q.pushUnsignalled(sl) {
+				r.observers = append(r.observers, observer{p, sl})
+			}
+			continue
+		}
 		if !p.q.push(sl, lend && !catch) {
 			continue
 		}
@@ -70,8 +80,10 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 	return r, nil
 }
 
-// release gives up the slots from index i on (those not filled yet).
+// release gives up the slots from index i on (those not filled yet),
+// and the observers' (the event did not happen).
 func (r *reservation) release(from int) {
+	r.dropObservers()
 	for i, s := range r.slots[from:] {
 		if s.lent {
 			r.plugins[from+i].q.giveBack(s)

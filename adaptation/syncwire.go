@@ -36,7 +36,11 @@ type syncParts struct {
 
 // plainSyncParts yields the requests of splitSync.
 func plainSyncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
-	parts := splitSync(pods, ctrs, limit)
+	return listedSyncParts(splitSync(pods, ctrs, limit))
+}
+
+// listedSyncParts yields parts, each but the last with More set.
+func listedSyncParts(parts []*api.SynchronizeRequest) *syncParts {
 	i := 0
 	return &syncParts{
 		next: func() (*api.SynchronizeRequest, bool, bool, error) {

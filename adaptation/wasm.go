@@ -213,16 +213,68 @@ func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 	return rsp, nil
 }
 
+// Synchronize sends req, unless it is more than half the plugin's
+// memory limit: the guest could hold neither it and what it decodes
+// from it, so it is refused without touching the guest
+// (*wasmSyncSizeError, the plugin's FailureOversize). If the guest
+// crashes on a snapshot sent whole, the error says so.
+func (e *wasmEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	buf, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Synchronize request: %w", err)
+	}
+	whole := !e.mod.SplitsSynchronize()
+	if limit := e.mod.MemoryLimit(); uint64(len(buf)) > limit/2 {
+		return nil, &wasmSyncSizeError{Size: uint64(len(buf)), MemoryLimit: limit, Whole: whole}
+	}
+	rsp := &api.SynchronizeResponse{}
+	err = e.mod.CallEncoded(ctx, wasmhost.FuncSynchronize, buf, rsp)
+	var call *wasmhost.CallError
+	if whole && errors.As(err, &call) && call.Kind == wasmhost.KindTrap {
+		err = fmt.Errorf("given the snapshot whole, %s in one request, as the module does not declare that it handles Synchronize in parts: %w",
+			sizeString(uint64(len(buf))), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rsp, nil
+}
+
+// wasmSyncSizeError is a Synchronize request too large for a WASM
+// plugin's memory.
+type wasmSyncSizeError struct {
+	// Size is the request's encoded size, MemoryLimit the plugin's, in
+	// bytes.
+	Size, MemoryLimit uint64
+	// Whole is set if the request is the whole snapshot: the module does
+	// not declare that it handles Synchronize in parts.
+	Whole bool
+}
+
+// Error says what is too large, and what can be done.
+func (e *wasmSyncSizeError) Error() string {
+	what := "a part of the snapshot (one object too large to share a part)"
+	if e.Whole {
+		what = "the snapshot, in one request as the module does not declare that it handles Synchronize in parts (docs/wasm-abi.md, section 6),"
+	}
+	return fmt.Sprintf("%s is %s, more than half of the plugin's WASM memory limit of %s: the guest could not hold it and what it decodes from it (raise the limit, WithWASMMemoryLimit)",
+		what, sizeString(e.Size), sizeString(e.MemoryLimit))
+}
+
 // failure maps the module's errors: a guest's error string is its
-// answer; an answer above its bounds is oversize; a trap, exit, ABI
+// answer; an answer above its bounds, or a Synchronize request above
+// the guest's memory, is oversize; a trap, exit, ABI
 // violation, failed re-initialisation or undecodable answer is a crash; a
 // closed module is a lost plugin.
 func (e *wasmEndpoint) failure(err error) FailureKind {
 	var (
 		call   *wasmhost.CallError
 		decode *wasmhost.DecodeError
+		size   *wasmSyncSizeError
 	)
 	switch {
+	case errors.As(err, &size):
+		return FailureOversize
 	case errors.Is(err, wasmhost.ErrClosed):
 		return FailureLost
 	case errors.As(err, &call) && call.Kind == wasmhost.KindGuest:
@@ -237,10 +289,17 @@ func (e *wasmEndpoint) failure(err error) FailureKind {
 	return FailureRejected
 }
 
-// syncParts returns the parts of splitSync; they are encoded, not
-// shared, so the objects need no copy.
+// syncParts returns the parts of splitSync for a module that declares
+// it handles Synchronize in parts (nrikit's guest does), else the whole
+// snapshot in one request, as upstream's runtime sends it to every WASM
+// plugin: a guest on upstream's generated glue answers without looking
+// at more, so a part would be all it saw. They are encoded, not shared,
+// so the objects need no copy.
 func (e *wasmEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
-	return plainSyncParts(pods, ctrs, limit)
+	if e.mod.SplitsSynchronize() {
+		return plainSyncParts(pods, ctrs, limit)
+	}
+	return listedSyncParts([]*api.SynchronizeRequest{{Pods: pods, Containers: ctrs}})
 }
 
 // configured does nothing: every call is bounded by its context.

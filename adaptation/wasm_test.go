@@ -316,6 +316,31 @@ func TestWASMAnswerBounds(t *testing.T) {
 	}
 }
 
+// TestWASMSyncAboveMemory checks the bound on what a WASM plugin is
+// sent in one Synchronize request: a container larger than half the
+// plugin's memory limit travels alone in its part (the guest declares
+// that it handles parts), and that part is refused before the guest sees
+// it, as oversize, with the reason: the plugin does not start.
+func TestWASMSyncAboveMemory(t *testing.T) {
+	rt := newTestRuntime(t, nil, append(wasmOptions(t, 5*time.Second), WithWASMMemoryLimit(64<<20))...)
+	installWASM(t, rt, "10-wasm")
+	rt.store.AddPod(testPod(0))
+	rt.store.AddCtr(testCtr(0, 1))
+	big := testCtr(0, 2)
+	big.Env = append(big.Env, "HUGE="+strings.Repeat("x", 33<<20))
+	rt.store.AddCtr(big)
+	rt.start(t)
+
+	if info, ok := rt.plugin("10-wasm"); ok {
+		t.Errorf("plugin started: %+v", info)
+	}
+	want := "a part of the snapshot (one object too large to share a part) is"
+	rt.logs.wait(t, "the failure's reason", func(r logRecord) bool {
+		return r.msg == "pre-installed plugin failed to start" && r.attrs["plugin"] == "10-wasm" &&
+			strings.Contains(r.attrs["error"], want) && strings.Contains(r.attrs["error"], "more than half of the plugin's WASM memory limit of 64 MiB")
+	})
+}
+
 // TestWASMNamedWithoutExtension checks that the runtime's log points out
 // a grant, a required entry and a configuration file that name a WASM
 // plugin 50-batchenv.wasm without the extension its file name gives it

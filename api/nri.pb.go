@@ -1309,8 +1309,14 @@ type ConfigureResponse struct {
 	// without: a runtime that tells capabilities refuses the registration
 	// if it does not honour them all. Empty: none required.
 	RequiredCapabilities []string `protobuf:"bytes,1002,rep,name=required_capabilities,json=requiredCapabilities,proto3" json:"required_capabilities,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The plugin only observes: it never changes anything and never fails
+	// a request. A runtime that knows this field delivers it every event
+	// without waiting for its answer, in order, after the event's other
+	// plugins (validation: with their combined adjustment), and ignores
+	// what it answers. False: an ordinary plugin.
+	ObserveOnly   bool `protobuf:"varint,1003,opt,name=observe_only,json=observeOnly,proto3" json:"observe_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -1376,6 +1382,13 @@ func (x *ConfigureResponse) GetRequiredCapabilities() []string {
 		return x.RequiredCapabilities
 	}
 	return nil
+}
+
+func (x *ConfigureResponse) GetObserveOnly() bool {
+	if x != nil {
+		return x.ObserveOnly
+	}
+	return false
 }
 
 // FailurePolicy tells the runtime what to do when the plugin times out,
@@ -6625,13 +6638,14 @@ const file_nrikit_nri_proto_rawDesc = "" +
 	"\x13synchronize_timeout\x18\xea\a \x01(\x03R\x12synchronizeTimeout\x12H\n" +
 	"\fcapabilities\x18\xeb\a \x01(\v2#.nri.pkg.api.v1alpha1.CapabilitySetR\fcapabilities\"%\n" +
 	"\rCapabilitySet\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"\x91\x02\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\xb5\x02\n" +
 	"\x11ConfigureResponse\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x05R\x06events\x12J\n" +
 	"\x0efailure_policy\x18\x03 \x01(\v2#.nri.pkg.api.v1alpha1.FailurePolicyR\rfailurePolicy\x12(\n" +
 	"\x0frequest_timeout\x18\xe8\a \x01(\x03R\x0erequestTimeout\x128\n" +
 	"\x05scope\x18\xe9\a \x01(\v2!.nri.pkg.api.v1alpha1.PluginScopeR\x05scope\x124\n" +
-	"\x15required_capabilities\x18\xea\a \x03(\tR\x14requiredCapabilities\"Y\n" +
+	"\x15required_capabilities\x18\xea\a \x03(\tR\x14requiredCapabilities\x12\"\n" +
+	"\fobserve_only\x18\xeb\a \x01(\bR\vobserveOnly\"Y\n" +
 	"\rFailurePolicy\x12!\n" +
 	"\ffail_request\x18\x01 \x01(\bR\vfailRequest\x12%\n" +
 	"\x0ekeep_connected\x18\x02 \x01(\bR\rkeepConnected\"\x9f\x01\n" +

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/testing/runtimetest"
+	"github.com/nrikit/nrikit/internal/testing/testscale"
 )
 
 // jsPluginDir is the JavaScript plugin, relative to this package.
@@ -107,7 +109,13 @@ func TestJSPluginWithNrikitRuntime(t *testing.T) {
 	}
 	a, err := adaptation.New("test-runtime", "v1.0.0", list, update,
 		adaptation.WithPluginDir(dir), adaptation.WithConfigDir(t.TempDir()),
-		adaptation.WithSocketPath(shortSocketPath(t)), adaptation.WithDisabledExternalConnections())
+		adaptation.WithSocketPath(shortSocketPath(t)), adaptation.WithDisabledExternalConnections(),
+		// node starting, and the plugin loading its modules, take seconds
+		// on a busy machine: the defaults (5s to register, 2s an answer)
+		// are for a plugin already running; what this test shows is that
+		// the plugin works with the runtime, not how fast.
+		adaptation.WithRegistrationTimeout(testscale.D(20*time.Second)),
+		adaptation.WithRequestTimeout(testscale.D(10*time.Second)))
 	if err != nil {
 		t.Fatalf("adaptation.New: %v", err)
 	}

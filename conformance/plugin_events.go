@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -45,6 +46,17 @@ func (c *pluginCheck) synchronizeSingle(ctx context.Context) {
 }
 
 func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
+	if c.wasm != nil && !c.wasm.plugin.SplitsSynchronize() {
+		// Upstream's runtime splits Synchronize only when a request
+		// exceeds ttrpc's message limit, which an in-process call never
+		// does, and upstream's WASM plugins (its example among them)
+		// answer without looking at more: runtimes send such a module its
+		// snapshot in one request.
+		c.rec.skip(CheckSyncChunked, "not sent: the module does not export %s, so runtimes (upstream's and nrikit's) send it "+
+			"its snapshot in one request; a plugin built with nrikit's stub/wasmguest (or compat's RegisterPlugin) exports it "+
+			"and handles a split snapshot", wasmabi.ExportSplitSynchronize)
+		return
+	}
 	// One pod and container a part; a part is empty where the plugin's
 	// scope left the world fewer objects.
 	const parts = syncParts
@@ -66,35 +78,19 @@ func (c *pluginCheck) synchronizeChunked(ctx context.Context) {
 			c.rec.fail(CheckSyncChunked, total, "part %d of %d: %s", i+1, parts, describeCallError(err))
 			return
 		case !last && !resp.GetMore():
-			c.splitUnhandled(total, "answered part %d of %d (more=true) with more=false: the plugin does not handle split requests", i+1, parts)
+			c.rec.fail(CheckSyncChunked, total, "answered part %d of %d (more=true) with more=false: the plugin does not handle split requests", i+1, parts)
 			return
 		case !last && len(resp.GetUpdate()) > 0:
-			c.splitUnhandled(total, "answered part %d of %d with %d updates; updates belong in the answer to the last part", i+1, parts, len(resp.GetUpdate()))
+			c.rec.fail(CheckSyncChunked, total, "answered part %d of %d with %d updates; updates belong in the answer to the last part", i+1, parts, len(resp.GetUpdate()))
 			return
 		case last && resp.GetMore():
-			c.splitUnhandled(total, "answered the last part with more=true")
+			c.rec.fail(CheckSyncChunked, total, "answered the last part with more=true")
 			return
 		case last:
 			checkUpdates(&c.found, "Synchronize (4 parts)", resp.GetUpdate(), c.world.knownContainers())
 			c.rec.pass(CheckSyncChunked, total, "%d parts, %d updates", parts, len(resp.GetUpdate()))
 		}
 	}
-}
-
-// splitUnhandled records that the plugin does not follow the protocol of
-// a split Synchronize. Upstream's runtime splits Synchronize only when a
-// request exceeds ttrpc's message size limit, which an in-process call to
-// a WASM plugin never does: it sends a WASM plugin its snapshot in one
-// part, and upstream's WASM plugins (its example among them) answer
-// without looking at more. For a WASM plugin the result is therefore
-// informational; for a plugin with a connection it fails.
-func (c *pluginCheck) splitUnhandled(d time.Duration, format string, args ...any) {
-	if c.wasm == nil {
-		c.rec.fail(CheckSyncChunked, d, format, args...)
-		return
-	}
-	c.rec.info(CheckSyncChunked, d, format+"; upstream's runtime never splits Synchronize for a WASM plugin, "+
-		"nrikit's only a snapshot too large for one message", args...)
 }
 
 // delivery is the outcome of sending one event to the plugin.

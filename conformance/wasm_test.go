@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
 
@@ -165,6 +166,11 @@ const dataOffset = 2048
 // Configure with configure (nil: empty, which subscribes to all events),
 // and that traps in the exports of trap.
 func answeringModule(configure []byte, trap ...string) []byte {
+	return rawModule(answeringFuncs(configure, trap...), true, configure)
+}
+
+// answeringFuncs are the functions of answeringModule.
+func answeringFuncs(configure []byte, trap ...string) []rawFunc {
 	fns := []rawFunc{
 		{name: "plugin_api_version", results: []byte{i64}, body: []byte{opI64Const, 1}},
 		// Every request is written at 1024, within the one page.
@@ -184,7 +190,7 @@ func answeringModule(configure []byte, trap ...string) []byte {
 		}
 		fns = append(fns, rawFunc{name: fn, params: []byte{i32, i32}, results: []byte{i64}, body: body})
 	}
-	return rawModule(fns, true, configure)
+	return fns
 }
 
 // TestCheckPluginWASMAllEvents: a module whose Configure answer has no
@@ -200,12 +206,11 @@ func TestCheckPluginWASMAllEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The module answers every part of a split Synchronize with
-	// more=false, as upstream's WASM plugins do: upstream's runtime never
-	// splits Synchronize for one, so that is reported, not failed.
-	if res := requireCheck(t, r, CheckSyncChunked); !res.Informational || !strings.Contains(res.Reason, "answered part 1 of 4 (more=true) with more=false") ||
-		!strings.Contains(res.Reason, "never splits Synchronize for a WASM plugin") {
-		t.Errorf("%s: %+v, want an informational result saying the module does not handle split requests", CheckSyncChunked, res)
+	// The module does not declare that it handles Synchronize in parts,
+	// as upstream's WASM plugins do not: runtimes send it its snapshot
+	// whole, and so does the checker.
+	if res := requireCheck(t, r, CheckSyncChunked); !res.Skipped || !strings.Contains(res.Reason, "does not export "+wasmabi.ExportSplitSynchronize) {
+		t.Errorf("%s: %+v, want it skipped, saying the module does not declare split Synchronize", CheckSyncChunked, res)
 	}
 	if r.Failed() {
 		t.Errorf("checks failed: %+v", r.Results)
@@ -220,6 +225,26 @@ func TestCheckPluginWASMAllEvents(t *testing.T) {
 	}
 	if res := requireCheck(t, r, CheckProbe); res.Reason != "subscribed to every event" {
 		t.Errorf("%s: %q", CheckProbe, res.Reason)
+	}
+}
+
+// TestCheckPluginWASMSplitDeclared: a module that declares that it
+// handles Synchronize in parts gets a split one, and fails the check if
+// it answers a part that has more with more=false, as a plugin with a
+// connection does.
+func TestCheckPluginWASMSplitDeclared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "10-split")
+	fns := append(answeringFuncs(nil), rawFunc{name: wasmabi.ExportSplitSynchronize})
+	if err := os.WriteFile(path, rawModule(fns, true, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := CheckPlugin(context.Background(), PluginConfig{Command: []string{path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := requireCheck(t, r, CheckSyncChunked); res.Passed || res.Skipped || res.Informational ||
+		!strings.Contains(res.Reason, "answered part 1 of 4 (more=true) with more=false") {
+		t.Errorf("%s: %+v, want it failed: the module declares split Synchronize but does not handle it", CheckSyncChunked, res)
 	}
 }
 

@@ -56,6 +56,7 @@ func newCore(plugin any, opts []Option) (*core, error) {
 		Observe:       c.observe,
 
 		RequiredCapabilities: cfg.requiredCaps,
+		ObserveOnly:          cfg.observeOnly,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stub: %w", err)

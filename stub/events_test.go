@@ -337,6 +337,13 @@ func TestExtensionsInConfigureResponse(t *testing.T) {
 	if got := s.RequestTimeout(); got != 3*time.Second {
 		t.Errorf("RequestTimeout() = %v, want the runtime's maximum 3s", got)
 	}
+	if rsp.GetObserveOnly() {
+		t.Error("observe_only sent without WithObserveOnly")
+	}
+	_, p = startStub(t, rt, &creator{}, stub.WithObserveOnly())
+	if !p.ConfigureResponse().GetObserveOnly() {
+		t.Errorf("WithObserveOnly: ConfigureResponse = %v", p.ConfigureResponse())
+	}
 }
 
 func TestBuiltin(t *testing.T) {

@@ -39,6 +39,7 @@ type config struct {
 	observer     Observer       // see WithObserver
 	config       string         // see WithDefaultConfig
 	requiredCaps capability.Set // see WithRequiredCapabilities
+	observeOnly  bool           // see WithObserveOnly
 
 	reconnectInitial, reconnectMax time.Duration
 }

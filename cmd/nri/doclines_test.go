@@ -41,7 +41,7 @@ const repoRoot = "../.."
 // docSources are the files whose command lines are run, relative to the
 // repository root.
 var docSources = []string{"docs/cli.md", "README.md", "deploy/README.md", "cmd/nri/examples/default.yaml",
-	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml", "cmd/nri/examples/qos.yaml"}
+	"cmd/nri/examples/serve.yaml", "cmd/nri/examples/wasm.yaml", "cmd/nri/examples/qos.yaml", "cmd/nri/examples/gpu-node.yaml"}
 
 // docLine is a command line of the documentation, normalised: "nri ..."
 // whether written as nri, go run ./cmd/nri or go install ... && nri;
@@ -640,7 +640,7 @@ var docLineCases = map[string]docCase{
 		argv[len(argv)-1] = file
 		check := e.start(t, e.dir, argv)
 		check.expect(t, "nri check policy", 0)
-		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 7 grants") {
+		if out := check.stdout.String(); !strings.HasPrefix(out, file+": valid: 8 grants") {
 			t.Errorf("nri check policy: stdout\n%s", out)
 		}
 		typo := filepath.Join(e.dir, "typo.yaml")

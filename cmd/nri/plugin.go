@@ -18,6 +18,7 @@ import (
 	gpuenv "github.com/nrikit/nrikit/plugins/gpu-env"
 	hookinjector "github.com/nrikit/nrikit/plugins/hook-injector"
 	"github.com/nrikit/nrikit/plugins/logger"
+	"github.com/nrikit/nrikit/plugins/recorder"
 	ulimitadjuster "github.com/nrikit/nrikit/plugins/ulimit-adjuster"
 )
 
@@ -34,6 +35,7 @@ func samplePlugins() map[string]pluginMain {
 		hookinjector.Name:   hookinjector.Main,
 		ulimitadjuster.Name: ulimitadjuster.Main,
 		gpuenv.Name:         gpuenv.Main,
+		recorder.Name:       recorder.Main,
 	}
 }
 

@@ -152,7 +152,7 @@ Exit codes:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, err)
 	})
-	root.AddCommand(newRunCommand(g), newServeCommand(g), newPluginCommand(g), checkcmd.New())
+	root.AddCommand(newRunCommand(g), newServeCommand(g), newPluginCommand(g), checkcmd.New(), newRecordCommand(g), newReplayCommand(g))
 	return root
 }
 

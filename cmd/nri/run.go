@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nrikit/nrikit/cmd/nri/internal/simulator"
+	"github.com/nrikit/nrikit/record"
+	"github.com/nrikit/nrikit/record/runtimerec"
 )
 
 func newRunCommand(g *globals) *cobra.Command {
 	var f runtimeFlags
 	var timeout time.Duration
+	var recordTo, recordConfig string
 	c := &cobra.Command{
 		Use:   "run [SCENARIO]",
 		Short: "Play a scenario with plugin processes and print what every plugin did",
@@ -54,6 +59,14 @@ does a plugin lost during it. See docs/cli.md for the scenario format and the JS
 			if err != nil {
 				return err
 			}
+			if recordTo != "" || recordConfig != "" {
+				rec, err := startRunRecording(recordTo, recordConfig)
+				if err != nil {
+					return err
+				}
+				defer closeRunRecording(g, rec)
+				opts = append(opts, simulator.WithRecording(rec))
+			}
 			sim, err := simulator.New(sc, opts...)
 			if err != nil {
 				return err
@@ -69,7 +82,48 @@ does a plugin lost during it. See docs/cli.md for the scenario format and the JS
 	}
 	f.register(c)
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up if the scenario has not finished after this long (stopping the plugins then takes a few seconds more at most)")
+	c.Flags().StringVar(&recordTo, "record", "", "record the simulated runtime's NRI traffic to this file, with every plugin's answers, for nri replay (values redacted with the key FILE.key; docs/record.md)")
+	c.Flags().StringVar(&recordConfig, "record-config", "", "record as this file says (the YAML of a runtime's record.yaml: path, redaction, keep patterns; --record overrides its path)")
 	return c
+}
+
+// startRunRecording starts recording the simulated runtime into path, as
+// the configuration file config says (both optional, one given).
+func startRunRecording(path, config string) (*runtimerec.Recording, error) {
+	var cfg record.Config
+	if config != "" {
+		data, err := os.ReadFile(config)
+		if err != nil {
+			return nil, codef(exitUsage, "--record-config: %v", err)
+		}
+		if cfg, err = record.ParseConfig(config, string(data)); err != nil {
+			return nil, codef(exitUsage, "--record-config: %v", err)
+		}
+	}
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, codef(exitUsage, "--record: %v", err)
+		}
+		cfg.Path = abs
+	}
+	if cfg.Path == "" {
+		return nil, codef(exitUsage, "--record-config %s names no path: give one, or --record", config)
+	}
+	rec, err := runtimerec.Start(cfg, "nri-run", nil)
+	if err != nil {
+		return nil, codef(exitFailure, "--record: %v", err)
+	}
+	return rec, nil
+}
+
+// closeRunRecording closes the recording once the simulator stopped.
+func closeRunRecording(g *globals, rec *runtimerec.Recording) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rec.Close(ctx); err != nil {
+		fmt.Fprintf(g.stderr, "nri: closing the recording: %v\n", err)
+	}
 }
 
 // runScenario starts the simulator, plays, prints the report and stops.

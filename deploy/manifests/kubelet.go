@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,8 +75,9 @@ func DecodeStrict(doc []byte, v any) error {
 }
 
 // Env returns container c's environment as the kubelet sets it, as
-// NAME=VALUE: literal values, ConfigMap keys of r, and resource limits (in
-// bytes or cores).
+// NAME=VALUE: literal values, ConfigMap keys of r, resource limits (in
+// bytes or cores), and the node's name (spec.nodeName: this machine's
+// host name, the node the container would run on).
 func (r *Rendered) Env(c *corev1.Container) ([]string, error) {
 	var env []string
 	for _, e := range c.Env {
@@ -98,6 +100,12 @@ func (r *Rendered) Env(c *corev1.Container) ([]string, error) {
 				return nil, fmt.Errorf("env %s: resource field %s is not a limit the container has", e.Name, res)
 			}
 			v = strconv.FormatInt(q.Value(), 10)
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "spec.nodeName":
+			host, err := os.Hostname()
+			if err != nil {
+				return nil, fmt.Errorf("env %s: the node's name: %w", e.Name, err)
+			}
+			v = host
 		default:
 			return nil, fmt.Errorf("env %s: unsupported source %+v", e.Name, from)
 		}

@@ -181,7 +181,7 @@ func checkDaemonSet(t *testing.T, name string, ds *appsv1.DaemonSet, cms map[str
 	checkProbe(t, "readiness", c.ReadinessProbe, "/readyz", port, c)
 	checkProbe(t, "liveness", c.LivenessProbe, "/livez", port, c)
 
-	checkSecurity(t, pod, c)
+	checkSecurity(t, name, pod, c)
 	checkResources(t, c.Resources)
 	return idx
 }
@@ -308,9 +308,15 @@ func probePort(t tb, port intstr.IntOrString, c *corev1.Container) int32 {
 	return 0
 }
 
+// writableHostDirs are the host directories a plugin writes, by overlay,
+// mounted at the same path: the recorder's recordings (deploy/README.md,
+// Trust). Every other mount is read-only.
+var writableHostDirs = map[string]string{"recorder": "/var/lib/nri-record"}
+
 // checkSecurity checks that the plugin runs without capabilities,
-// privilege escalation or a writable root file system.
-func checkSecurity(t *testing.T, pod *corev1.PodSpec, c *corev1.Container) {
+// privilege escalation or a writable root file system, and writes no
+// mount but the one host directory writableHostDirs gives its overlay.
+func checkSecurity(t *testing.T, name string, pod *corev1.PodSpec, c *corev1.Container) {
 	t.Helper()
 	sc := c.SecurityContext
 	if sc == nil {
@@ -335,8 +341,17 @@ func checkSecurity(t *testing.T, pod *corev1.PodSpec, c *corev1.Container) {
 		t.Error("the service account token is mounted: the plugin does not use the API server")
 	}
 	for _, m := range c.VolumeMounts {
-		if !m.ReadOnly {
-			t.Errorf("volume %s is mounted read-write", m.Name)
+		if m.ReadOnly {
+			continue
+		}
+		dir, ok := writableHostDirs[name]
+		if !ok || m.MountPath != dir || m.SubPath != "" {
+			t.Errorf("volume %s is mounted read-write at %s", m.Name, m.MountPath)
+			continue
+		}
+		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+		if i < 0 || pod.Volumes[i].HostPath == nil || pod.Volumes[i].HostPath.Path != dir {
+			t.Errorf("volume %s, mounted read-write at %s, is not the host's %s", m.Name, m.MountPath, dir)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
-# build.sh: build every plugin of every source (setup.sh), as released and on compat.
-# Appends "source build plugin status detail" to $ECO_DIR/builds.tsv.
+# build.sh: build every plugin of every source (setup.sh), as released and on compat
+# (SOURCES and BUILDS choose fewer). Appends "source build plugin status detail" to $ECO_DIR/builds.tsv.
 E=${ECO_DIR:?}
 export GOFLAGS=-mod=mod GOWORK=off
 NP="balloons memory-policy memory-qos memtierd resctrl-mon sgx-epc template topology-aware"
@@ -18,7 +18,7 @@ b() { # source build plugin dir pkg [wasm]
   if [ $? = 0 ]; then rec $src $build $p ok ""; else rec $src $build $p FAIL "$(grep -v '^go: downloading' $log | head -3 | tr '\t\n' '  ')"; fi
 }
 for src in ${SOURCES:-np-v0.14.0 np-main nri}; do
-  for build in released compat; do
+  for build in ${BUILDS:-released compat}; do
     d=$E/src/$src; [ $build = compat ] && d=$E/src/$src-compat
     case $src in
     np-*) for p in $NP; do b $src $build $p $d ./cmd/plugins/$p; done

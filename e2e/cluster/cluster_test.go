@@ -162,6 +162,9 @@ func configMapEdited(t *testing.T, n *node) {
 // plugin registered.
 func rolloutNewImage(t *testing.T, n *node) {
 	before := n.readyPod(pluginNS, pluginSelector, time.Minute)
+	// Recorded (issue 41): replayed below through gpu-env as it is now.
+	recorderDeployed(t, n)
+	gpuConfig := n.kubectl("-n", pluginNS, "get", "configmap", n.gpuEnvConfigMap(), "-o", "jsonpath={.data.config\\.yaml}")
 	newImage := pluginImage + ":" + pluginTags[1]
 
 	loopCtx, stopLoop := context.WithCancel(n.ctx)
@@ -257,6 +260,7 @@ func rolloutNewImage(t *testing.T, n *node) {
 		"NVIDIA_DRIVER_CAPABILITIES=compute,utility,video in spec and /proc; %d of them had a container creation refused "+
 		"while no gpu-env was registered (%s) and were created adjusted on the kubelet's retry",
 		len(pods), len(refused), strings.Join(refused, " "))
+	replayedRollout(t, n, pods, gpuConfig)
 	n.kubectl("-n", appNS, "delete", "pods", "-l", "app=roll", "--wait=true", "--timeout=120s")
 }
 

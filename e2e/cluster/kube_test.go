@@ -46,7 +46,7 @@ func newNode(t *testing.T, ctx context.Context) *node {
 	start := time.Now()
 	c, err := harness.StartCluster(ctx, harness.ClusterOptions{
 		Tools: env.tools, Kube: env.kube, ImageTar: env.imageTar,
-		ExtraImageTars:   []string{env.plugin[pluginTags[0]], env.plugin[pluginTags[1]], env.loggerTar},
+		ExtraImageTars:   []string{env.plugin[pluginTags[0]], env.plugin[pluginTags[1]], env.loggerTar, env.recorderTar},
 		DefaultValidator: &harness.Validator{},
 		Policy:           string(policy),
 	})

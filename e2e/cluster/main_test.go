@@ -25,6 +25,9 @@ var env struct {
 	imageTar  string
 	plugin    map[string]string
 	loggerTar string
+	// recorderTar is the recorder's image (issue 41), tagged
+	// pluginTags[0]; nri the nri command, which replays its recording.
+	recorderTar, nri string
 	// helm is the helm command of the e2e module's helm.sh/helm/v3.
 	helm string
 	repo string
@@ -145,8 +148,9 @@ func setup(m *testing.M) int {
 		// deploy/images, as `make images VERSION=TAG` runs it.
 		args := []string{"run", ".", "-root", env.repo, "-out", out, "-version", tag, "-go", goBin, "gpu-env"}
 		if tag == pluginTags[0] {
-			args = append(args, "logger")
+			args = append(args, "logger", "recorder")
 			env.loggerTar = filepath.Join(out, "logger.tar")
+			env.recorderTar = filepath.Join(out, "recorder.tar")
 		}
 		cmd := exec.CommandContext(ctx, goBin, args...)
 		cmd.Dir = filepath.Join(env.repo, "deploy", "images")
@@ -157,6 +161,13 @@ func setup(m *testing.M) int {
 		env.plugin[tag] = filepath.Join(out, "gpu-env.tar")
 	}
 	phase("images", start)
+	start = time.Now()
+	nriBuild := harness.GoBuild{Go: goBin, Dir: env.repo, Out: filepath.Join(env.work, "nrikit"), Packages: []string{"./cmd/nri"}}
+	if err := nriBuild.Run(ctx, os.Stderr); err != nil {
+		return fail("building nri: %v", err)
+	}
+	env.nri = filepath.Join(env.work, "nrikit", "nri")
+	phase("nri", start)
 
 	if swept, err := harness.SweepStaleClusters(ctx, env.tools.Runc); err != nil || len(swept) > 0 {
 		fmt.Fprintf(os.Stderr, "cluster: cleaned up after earlier runs: %v %v\n", swept, err)

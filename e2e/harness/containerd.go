@@ -33,6 +33,13 @@ var _ Runtime = (*Containerd)(nil)
 // whatever containerd's configuration says.
 const shimSocketDir = "/run/containerd/s"
 
+// containerdReady bounds the wait for a started containerd to answer
+// CRI. It covers NRI's start with the pre-installed plugins, WASM modules
+// compiled among them (TestWASMPlugin: seconds of CPU each), which took
+// more than 30 seconds beside two CPU hogs; a containerd that exits ends
+// the wait at once.
+const containerdReady = 2 * time.Minute
+
 // NewContainerd prepares a containerd instance in a new directory under
 // parent (os.TempDir if empty) without starting it.
 func NewContainerd(parent string, opts Options) (*Containerd, error) {
@@ -209,7 +216,7 @@ func (c *Containerd) Start(ctx context.Context) error {
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 
 	cri := c.CRI()
-	err = Eventually(ctx, 30*time.Second, func() error {
+	err = Eventually(ctx, containerdReady, func() error {
 		if !c.Running() {
 			return Permanent(fmt.Errorf("containerd exited: %s; log tail:\n%s", c.cmd.ProcessState, c.LogTail(30)))
 		}

@@ -154,10 +154,17 @@ func newLayout(parent, daemonLog string, more ...string) (*Layout, error) {
 	return l, nil
 }
 
+// crictlTimeout bounds each crictl command: the kubelet's default CRI
+// request timeout (--runtime-request-timeout, 2 minutes), not crictl's
+// 30 seconds, which a pod's creation beside two CPU hogs has taken. A
+// hang still ends, at this bound or at the test's deadline.
+const crictlTimeout = 2 * time.Minute
+
 // writeCrictlConfig writes crictl's configuration for the CRI socket at
 // l.Address into l.Dir.
 func (l *Layout) writeCrictlConfig() error {
-	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 30\ndebug: false\npull-image-on-create: false\n", l.Address, l.Address)
+	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: %d\ndebug: false\npull-image-on-create: false\n",
+		l.Address, l.Address, int(crictlTimeout.Seconds()))
 	return os.WriteFile(filepath.Join(l.Dir, "crictl.yaml"), []byte(crictl), 0o644)
 }
 

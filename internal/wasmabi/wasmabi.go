@@ -27,6 +27,14 @@ const (
 	ExportFree = "free"
 	// ExportMemory is the guest's linear memory.
 	ExportMemory = "memory"
+	// ExportSplitSynchronize is nrikit's optional marker export, () -> (),
+	// never called: a module that has it declares that it handles a
+	// Synchronize split into parts (every part but the last with more
+	// set, answered with more set and no updates), so a nrikit host may
+	// send it a large snapshot in parts. A module without it gets its
+	// snapshot in one request, as upstream's host sends every module's
+	// (upstream's generated glue answers without looking at more).
+	ExportSplitSynchronize = "nrikit_split_synchronize"
 )
 
 // The host module a guest may import, and its log function:

@@ -58,11 +58,25 @@ func testModule() []byte {
 	return append(m, sec(secCustom, appendName(nil, "name")...)...)
 }
 
+// gauge counts the calls of the refuel a test instance imports and says
+// when to stop the call that made them.
+type gauge struct {
+	// refuels is the number of refuel calls.
+	refuels int
+	// stopAt, if positive, is the refuel call that stops the call, as
+	// one that finds the call's context done does.
+	stopAt int
+}
+
 // instance compiles code (instrumented if budget > 0) with env.add1 and
-// a refuel that counts its calls and stops the call once ctx is done.
-func instance(tb testing.TB, ctx context.Context, code []byte, budget int32, refuels *int) (api.Module, error) {
+// a refuel that counts its calls in g and stops the call (a deadline
+// exit) once ctx is done or at g.stopAt. A call whose context is done
+// is also closed by wazero, which checks at loop headers: a guard
+// against a loop the instrumentation missed, which no refuel would stop
+// (a recursion it missed runs on until the test binary's -timeout).
+func instance(tb testing.TB, ctx context.Context, code []byte, budget int32, g *gauge) (api.Module, error) {
 	tb.Helper()
-	r := wazero.NewRuntime(ctx)
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
 	tb.Cleanup(func() { _ = r.Close(context.Background()) })
 	if _, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
 		WithFunc(func(x uint32) uint32 { return x + 1 }).Export("add1").Instantiate(ctx); err != nil {
@@ -75,8 +89,8 @@ func instance(tb testing.TB, ctx context.Context, code []byte, budget int32, ref
 		}
 		if _, err := r.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
 			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-				*refuels++
-				if ctx.Err() != nil {
+				g.refuels++
+				if ctx.Err() != nil || g.refuels == g.stopAt {
 					panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
 				}
 				stack[0] = uint64(budget)
@@ -102,8 +116,8 @@ func TestInstrumentSameResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refuels int
-	fueled, err := instance(t, ctx, testModule(), 3, &refuels)
+	var g gauge
+	fueled, err := instance(t, ctx, testModule(), 3, &g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,34 +135,39 @@ func TestInstrumentSameResults(t *testing.T) {
 	}
 	// tree(10) enters 2047 functions, count(10) runs 11 loop headers and
 	// 10 doubles: about 2100 counts at 3 a refuel.
-	if refuels < 600 || refuels > 800 {
-		t.Errorf("%d refuels, want about 700", refuels)
+	if g.refuels < 600 || g.refuels > 800 {
+		t.Errorf("%d refuels, want about 700", g.refuels)
 	}
 }
 
+// TestInstrumentStopsLoops: an endless loop without calls (spin) and a
+// recursion without loops (tree) call refuel at every budget spent, so
+// the refuel that finds the call's deadline passed stops them. Counted,
+// not timed (a busy machine takes longer for a budget, not more refuels
+// or instructions): the call goes on through stopAt refuels and ends at
+// the one that says stop, with the exit of a deadline.
 func TestInstrumentStopsLoops(t *testing.T) {
-	timeout := testscale.D(100 * time.Millisecond)
+	const stopAt = 50
 	for _, tc := range []struct {
 		fn  string
 		arg []uint64
 	}{{"spin", nil}, {"tree", []uint64{60}}} {
 		t.Run(tc.fn, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			// Only a loop the instrumentation missed meets this guard.
+			ctx, cancel := context.WithTimeout(context.Background(), testscale.D(10*time.Second))
 			defer cancel()
-			var refuels int
-			m, err := instance(t, context.Background(), testModule(), 1<<16, &refuels)
+			g := gauge{stopAt: stopAt}
+			m, err := instance(t, ctx, testModule(), 1<<16, &g)
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
 			_, err = call(ctx, m, tc.fn, tc.arg...)
-			took := time.Since(start)
 			var exit *sys.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != sys.ExitCodeDeadlineExceeded {
 				t.Fatalf("%s: %v, want a deadline exit", tc.fn, err)
 			}
-			if took > 2*timeout {
-				t.Errorf("%s stopped after %v, timeout %v", tc.fn, took, timeout)
+			if g.refuels != stopAt {
+				t.Errorf("%s ended after %d refuels, want %d (the one that stopped it)", tc.fn, g.refuels, stopAt)
 			}
 		})
 	}
@@ -214,8 +233,7 @@ func FuzzInstrument(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var refuels int
-		fueled, err := instance(t, ctx, code, 2, &refuels)
+		fueled, err := instance(t, ctx, code, 2, &gauge{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,12 @@ func (p *Plugin) Name() string { return "" }
 // Generation returns 0.
 func (p *Plugin) Generation() uint64 { return 0 }
 
+// SplitsSynchronize returns false.
+func (p *Plugin) SplitsSynchronize() bool { return false }
+
+// MemoryLimit returns 0.
+func (p *Plugin) MemoryLimit() uint64 { return 0 }
+
 // Call returns ErrDisabled.
 func (p *Plugin) Call(ctx context.Context, fn string, req []byte) ([]byte, error) {
 	return nil, ErrDisabled

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/internal/testing/testscale"
+	"github.com/nrikit/nrikit/internal/testing/wasmtest"
 	"github.com/nrikit/nrikit/internal/trustedfile"
+	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // TestLoadFileRules checks how Load reads a module file: a FIFO is
@@ -89,5 +91,51 @@ func TestLoadCancelledWhileCompiling(t *testing.T) {
 	t.Logf("Load with a 100 ms deadline returned after %v", took.Round(time.Millisecond))
 	if bound := testscale.D(10 * time.Second); took > bound {
 		t.Errorf("Load returned after %v, want within %v (10 s scaled by the load)", took, bound)
+	}
+}
+
+// TestSplitSynchronizeDeclared checks how a module declares that it
+// handles Synchronize in parts: the guest built with stub/wasmguest
+// exports the marker and declares it; a module without the marker (as
+// one on upstream's glue) does not; a marker of the wrong signature
+// declares nothing, and the log says why. MemoryLimit is the limit in
+// bytes.
+func TestSplitSynchronizeDeclared(t *testing.T) {
+	p, _ := load(t, Options{MemoryLimitPages: 1024})
+	if !p.SplitsSynchronize() {
+		t.Errorf("the stub/wasmguest guest does not declare split Synchronize")
+	}
+	if got := p.MemoryLimit(); got != 64<<20 {
+		t.Errorf("MemoryLimit() = %d, want %d (1024 pages)", got, 64<<20)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		name    string
+		exports []string
+		warning string
+	}{
+		{"no marker", Funcs(), ""},
+		{"marker of the wrong signature", append(Funcs(), wasmabi.ExportSplitSynchronize), "wrong signature"},
+	} {
+		path := filepath.Join(t.TempDir(), "10-fake")
+		if err := os.WriteFile(path, wasmtest.FakeModule(APIVersion, false, c.exports), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		logs := &logBuffer{}
+		f, err := Load(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if f.SplitsSynchronize() {
+			t.Errorf("%s: declares split Synchronize", c.name)
+		}
+		if c.warning != "" && !logs.contains(c.warning) {
+			t.Errorf("%s: the log does not say %q:\n%s", c.name, c.warning, logs.String())
+		}
+		if got := f.MemoryLimit(); got != DefaultMemoryLimitPages*65536 {
+			t.Errorf("%s: MemoryLimit() = %d, want the default %d", c.name, got, DefaultMemoryLimitPages*65536)
+		}
+		_ = f.Close(ctx)
 	}
 }

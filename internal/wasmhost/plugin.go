@@ -33,6 +33,9 @@ type Plugin struct {
 	modCfg   wazero.ModuleConfig
 	stdout   *lineWriter
 	stderr   *lineWriter
+	// splitSync is set if the module declares that it handles
+	// Synchronize in parts (see SplitsSynchronize).
+	splitSync bool
 
 	// turn is held by the call (or Close) using the instance.
 	turn chan struct{}
@@ -120,6 +123,7 @@ func (p *Plugin) setup(ctx context.Context, code []byte) error {
 	if err := checkExports(p.path, compiled); err != nil {
 		return err
 	}
+	p.splitSync = p.declaresSplitSync(compiled)
 	p.modCfg = wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize").
@@ -153,6 +157,7 @@ var (
 	sigVersion = signature{results: []wapi.ValueType{wapi.ValueTypeI64}}
 	sigMalloc  = signature{params: []wapi.ValueType{wapi.ValueTypeI32}, results: []wapi.ValueType{wapi.ValueTypeI32}}
 	sigFree    = signature{params: []wapi.ValueType{wapi.ValueTypeI32}}
+	sigMarker  = signature{}
 )
 
 type signature struct{ params, results []wapi.ValueType }
@@ -210,6 +215,33 @@ func checkExports(path string, m wazero.CompiledModule) error {
 	}
 	return nil
 }
+
+// declaresSplitSync reports whether the module exports the marker
+// wasmabi.ExportSplitSynchronize, () -> (); an export of that name with
+// another signature declares nothing, and is logged.
+func (p *Plugin) declaresSplitSync(m wazero.CompiledModule) bool {
+	d, ok := m.ExportedFunctions()[wasmabi.ExportSplitSynchronize]
+	if !ok {
+		return false
+	}
+	if !sigMarker.matches(d) {
+		p.log.Warn("ignoring the module's export declaring that it handles Synchronize in parts: wrong signature; the snapshot is sent in one request",
+			"export", wasmabi.ExportSplitSynchronize, "signature", signature{params: d.ParamTypes(), results: d.ResultTypes()}.String(), "want", sigMarker.String())
+		return false
+	}
+	return true
+}
+
+// SplitsSynchronize reports whether the module declares, by exporting
+// wasmabi.ExportSplitSynchronize, that it handles a Synchronize split
+// into parts (docs/wasm-abi.md, section 6). A module that does not (one
+// built on upstream's generated glue) must get its snapshot in one
+// request, as upstream's host sends it.
+func (p *Plugin) SplitsSynchronize() bool { return p.splitSync }
+
+// MemoryLimit returns the most linear memory an instance may have, in
+// bytes.
+func (p *Plugin) MemoryLimit() uint64 { return uint64(p.opts.memoryLimit()) * 65536 }
 
 // instantiate makes a fresh instance and checks its API version.
 func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {

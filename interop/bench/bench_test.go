@@ -189,6 +189,7 @@ func BenchmarkNRI(b *testing.B) {
 
 	benchDay(b, t, impls, rounds)
 	benchPolicies(b, t, rounds)
+	benchRecording(b, t, impls, rounds)
 
 	// Last: upstream's runtime never closes its WASM modules (its Stop
 	// skips WASM plugins), so they stay in this process.

@@ -21,7 +21,9 @@ const ldflags = "-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.co
 // binaries are the executables TestMain builds for the benchmarks. They
 // are set once, before any benchmark runs, and read-only afterwards.
 type binaries struct {
-	nrikitPlugin, upstreamPlugin   string
+	nrikitPlugin, upstreamPlugin string
+	// recorderPlugin is nrikit's recorder (nri record, issue 41).
+	recorderPlugin                 string
 	nrikitRuntime, upstreamRuntime string
 	// wasmNrikit and wasmUpstream are the WASM plugin modules, built
 	// with nrikit's stub/wasmguest and with upstream's glue.
@@ -79,13 +81,19 @@ func build(dir string) error {
 		dst  *string
 		pkg  string
 		wasm bool
+		// dir is where the go command runs (default: this package's
+		// directory, in the interop module).
+		dir string
 	}{
-		{&bins.nrikitPlugin, "./plugins/nrikit", false},
-		{&bins.upstreamPlugin, "./plugins/upstream", false},
-		{&bins.nrikitRuntime, "./runtimes/nrikit", false},
-		{&bins.upstreamRuntime, "./runtimes/upstream", false},
-		{&bins.wasmNrikit, "./plugins/wasmnrikit", true},
-		{&bins.wasmUpstream, "./plugins/wasmupstream", true},
+		{&bins.nrikitPlugin, "./plugins/nrikit", false, ""},
+		{&bins.upstreamPlugin, "./plugins/upstream", false, ""},
+		{&bins.nrikitRuntime, "./runtimes/nrikit", false, ""},
+		{&bins.upstreamRuntime, "./runtimes/upstream", false, ""},
+		{&bins.wasmNrikit, "./plugins/wasmnrikit", true, ""},
+		{&bins.wasmUpstream, "./plugins/wasmupstream", true, ""},
+		// In the main module: its dependencies (Prometheus) are not the
+		// interop module's.
+		{&bins.recorderPlugin, "./plugins/recorder/cmd/recorder", false, "../.."},
 	} {
 		out := filepath.Join(dir, filepath.Base(filepath.Dir(b.pkg))+"-"+filepath.Base(b.pkg))
 		args := []string{"build", ldflags}
@@ -100,6 +108,7 @@ func build(dir string) error {
 			cmd = exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, b.pkg)
 			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
 		}
+		cmd.Dir = b.dir
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("go build %s: %w", b.pkg, err)

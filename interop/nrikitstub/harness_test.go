@@ -10,9 +10,11 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/interop/internal/harness"
+	"github.com/nrikit/nrikit/interop/internal/lifecycle"
 	"github.com/nrikit/nrikit/interop/internal/protodiff"
 	"github.com/nrikit/nrikit/interop/internal/record"
 	"github.com/nrikit/nrikit/interop/internal/testbin"
+	"github.com/nrikit/nrikit/interop/internal/upstreamrt"
 )
 
 // hangGuard bounds every wait; it only fires when something hangs.
@@ -133,4 +135,17 @@ func (r *runtime) recordsOf(fullName string) []record.Record {
 		r.T.Fatal(err)
 	}
 	return recs
+}
+
+// drive runs the fixture pod and container through every event
+// (lifecycle.Drive) on the runtime, bounded by hangGuard.
+func (r *runtime) drive() *lifecycle.Results {
+	r.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	res, err := lifecycle.Drive(ctx, upstreamrt.Events{Adaptation: r.Adaptation})
+	if err != nil {
+		r.T.Fatalf("driving the container's lifecycle: %v", err)
+	}
+	return res
 }

@@ -1,7 +1,6 @@
 package nrikitstub
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/nrikit/nrikit/interop/internal/fixture"
 	"github.com/nrikit/nrikit/interop/internal/lifecycle"
 	"github.com/nrikit/nrikit/interop/internal/record"
-	"github.com/nrikit/nrikit/interop/internal/upstreamrt"
 )
 
 // TestLifecycle runs a nrikit-stub plugin implementing every event, with
@@ -67,12 +65,7 @@ func testLifecycle(t *testing.T, external bool, extra []string) {
 			seen, behavior.SyncUpdateMiB, behavior.UnsolicitedUpdateMiB)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	res, err := lifecycle.Drive(ctx, upstreamrt.Events{Adaptation: r.Adaptation})
-	if err != nil {
-		t.Fatalf("driving the container's lifecycle: %v", err)
-	}
+	res := r.drive()
 
 	recs := r.recordsOf(full)
 	if st, ok := lifecycle.One(t, recs, "Start"); ok {
@@ -120,12 +113,7 @@ func TestUnknownRuntimeVersion(t *testing.T) {
 	r.start()
 	r.awaitSynced(r.external(idx, name, "-mode", string(behavior.Observe)))
 	r.awaitUpdates(1) // the answer to Synchronize
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	res, err := lifecycle.Drive(ctx, upstreamrt.Events{Adaptation: r.Adaptation})
-	if err != nil {
-		t.Fatalf("driving the container's lifecycle: %v", err)
-	}
+	res := r.drive()
 	recs := r.recordsOf(full)
 	oldest := api.AllEvents.Clear(api.Event_UPDATE_POD_SANDBOX, api.Event_POST_UPDATE_POD_SANDBOX, api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
 	if st, ok := lifecycle.One(t, recs, "Start"); ok {

@@ -11,8 +11,9 @@ import (
 	"github.com/nrikit/nrikit/interop/internal/testbin"
 )
 
-// pluginBin is the nrikit-stub test plugin, built once in TestMain.
-var pluginBin string
+// pluginBin is the nrikit-stub test plugin and recorderBin the recorder
+// plugin (nri record), built once in TestMain.
+var pluginBin, recorderBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -31,6 +32,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	pluginBin = bins[testbin.NrikitPlugin]
+	// In the main module: its dependencies (Prometheus) are not the
+	// interop module's.
+	if recorderBin, err = testbin.BuildModule(dir, "recorder", recorderDir, ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// Upstream's timeouts are process-wide; race-enabled plugins decoding
 	// 10,000 containers need more than the default 2s.
 	uadapt.SetPluginRegistrationTimeout(20 * time.Second)

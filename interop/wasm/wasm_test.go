@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/nrikit/nrikit/conformance"
 	"github.com/nrikit/nrikit/interop/internal/fixture"
 	"github.com/nrikit/nrikit/interop/internal/lifecycle"
+	"github.com/nrikit/nrikit/interop/wasm/internal/syncresult"
 )
 
 // workDir holds the guests and the driver, built once per test binary.
@@ -180,33 +183,114 @@ func TestNrikitGuestOnUpstreamRuntime(t *testing.T) {
 
 // TestUpstreamGuestPassesCheckPlugin runs `nri check plugin`
 // (conformance.CheckPlugin, in the driver) on the guest built with
-// upstream's glue, whose Synchronize answers every part with more=false,
-// as upstream's WASM plugins (its example among them) do: upstream's
-// runtime never splits Synchronize for a WASM plugin, so that is
-// reported, not failed, and every check passes.
+// upstream's glue, whose Synchronize answers every request with
+// more=false, as upstream's WASM plugins (its example among them) do:
+// its module does not declare that it handles Synchronize in parts, so
+// runtimes send it its snapshot whole and the checker does not send it a
+// split one (the check is skipped), and every check passes.
 func TestUpstreamGuestPassesCheckPlugin(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "report.json")
+	var rep conformance.Report
+	log := driveJSON(t, &rep, "-mode", "check", "-wasm", build(t, "upstreamguest"))
+	if rep.Failed() || len(rep.Results) == 0 {
+		t.Fatalf("checks failed:\n%s", log)
+	}
+	if res, _ := rep.Result(conformance.CheckSyncChunked); !res.Skipped || !strings.Contains(res.Reason, "does not export nrikit_split_synchronize") {
+		t.Errorf("%s: %+v, want it skipped: the module does not declare split Synchronize\n%s", conformance.CheckSyncChunked, res, log)
+	}
+}
+
+// driveJSON runs the driver with args, the shared compilation cache and
+// an output file, decodes the JSON it writes there into v and returns
+// the driver's log.
+func driveJSON(t *testing.T, v any, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, build(t, "driver"), "-mode", "check", "-wasm", build(t, "upstreamguest"),
-		"-cache", filepath.Join(workDir, "cache"), "-out", out)
+	args = append(args, "-cache", filepath.Join(workDir, "cache"), "-out", out)
+	cmd := exec.CommandContext(ctx, build(t, "driver"), args...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("driver: %v\n%s", err, log.String())
+		t.Fatalf("driver %v: %v\n%s", args, err, log.String())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep conformance.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed() || len(rep.Results) == 0 {
-		t.Fatalf("checks failed:\n%s", log.String())
+	return log.String()
+}
+
+// syncNode runs the driver's mode sync on the guest name (nrikit's
+// runtime synchronizing it with a node of over 1 MiB of pods and
+// containers) with extra driver arguments, and returns its result.
+func syncNode(t *testing.T, name string, args ...string) syncresult.Result {
+	t.Helper()
+	var res syncresult.Result
+	driveJSON(t, &res, append([]string{"-mode", "sync", "-wasm", build(t, name)}, args...)...)
+	t.Logf("%s: %d pods, %d containers, %d bytes: state %q, Synchronize requests %v, the guest saw %q, warnings %q",
+		name, res.Pods, res.Containers, res.Bytes, res.State, res.Requests, res.GuestSaw, res.Warnings)
+	return res
+}
+
+// TestUpstreamGuestGetsWholeSnapshot synchronizes a guest built on
+// upstream's glue, which answers every Synchronize request without
+// looking at more (as upstream's example does), on nrikit's runtime with
+// a node of over 1 MiB of pods and containers: upstream's runtime sends a
+// WASM plugin its snapshot in one request whatever its size, and so must
+// nrikit's, or the plugin sees only the first part (and nrikit's runtime,
+// finding more=false in the answer to a part that had more, drops it).
+func TestUpstreamGuestGetsWholeSnapshot(t *testing.T) {
+	res := syncNode(t, "upstreamguest")
+	want := fmt.Sprintf("synchronize: pods=%d containers=%d more=false", res.Pods, res.Containers)
+	if res.State != "active" || len(res.Requests) != 1 || res.Requests[0] != "ok" ||
+		len(res.GuestSaw) != 1 || res.GuestSaw[0] != want {
+		t.Errorf("state %q, Synchronize requests %v, the guest saw %q (warnings %q); want active, one request answered, the guest seeing %q",
+			res.State, res.Requests, res.GuestSaw, res.Warnings, want)
 	}
-	if res, _ := rep.Result(conformance.CheckSyncChunked); !res.Informational || !strings.Contains(res.Reason, "more=false") {
-		t.Errorf("%s: %+v, want it reported as not handling split requests\n%s", conformance.CheckSyncChunked, res, log.String())
+}
+
+// TestNrikitGuestGetsSnapshotInParts synchronizes a guest built with
+// stub/wasmguest, which declares that it handles Synchronize in parts,
+// with the same node: the runtime splits the snapshot into parts of at
+// most 1 MiB, and the guest's handler gets all of it once.
+func TestNrikitGuestGetsSnapshotInParts(t *testing.T) {
+	res := syncNode(t, "nrikitguest")
+	want := fmt.Sprintf("synchronize: pods=%d containers=%d", res.Pods, res.Containers)
+	parts := res.Bytes/(1<<20) + 1
+	if res.State != "active" || len(res.Requests) < parts || slices.ContainsFunc(res.Requests, func(s string) bool { return s != "ok" }) ||
+		len(res.GuestSaw) != 1 || res.GuestSaw[0] != want {
+		t.Errorf("state %q, Synchronize requests %v, the guest saw %q (warnings %q); want active, at least %d requests answered, the handler seeing %q once",
+			res.State, res.Requests, res.GuestSaw, res.Warnings, parts, want)
+	}
+}
+
+// TestSnapshotTooLargeForTheGuestFailsClearly synchronizes the guest on
+// upstream's glue with a memory limit of 8 MiB: a snapshot of more than
+// half of it is refused before the guest sees it, saying why; a smaller
+// one the guest runs out of memory decoding fails its start saying that
+// it was sent whole. Neither is cut to what fits.
+func TestSnapshotTooLargeForTheGuestFailsClearly(t *testing.T) {
+	const limit = 8 << 20
+	res := syncNode(t, "upstreamguest", "-memory", fmt.Sprint(limit), "-services", "30")
+	if res.Bytes <= limit/2 {
+		t.Fatalf("the snapshot is %d bytes, not more than half of %d", res.Bytes, limit)
+	}
+	if want := "more than half of the plugin's WASM memory limit of 8 MiB"; res.State != "" || !slices.Equal(res.Requests, []string{"oversize"}) ||
+		len(res.GuestSaw) != 0 || !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, want) && strings.Contains(w, "does not declare that it handles Synchronize in parts")
+	}) {
+		t.Errorf("state %q, Synchronize requests %v, the guest saw %q, warnings %q; want the plugin not started, its one request refused as oversize with a warning saying %q",
+			res.State, res.Requests, res.GuestSaw, res.Warnings, want)
+	}
+
+	res = syncNode(t, "upstreamguest", "-memory", fmt.Sprint(limit))
+	if want := fmt.Sprintf("given the snapshot whole, %d bytes in one request", res.Bytes); res.State != "" || !slices.Equal(res.Requests, []string{"crashed"}) ||
+		len(res.GuestSaw) != 0 || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("state %q, Synchronize requests %v, the guest saw %q, warnings %q; want the plugin not started, crashed on its one request, with a warning saying %q",
+			res.State, res.Requests, res.GuestSaw, res.Warnings, want)
 	}
 }

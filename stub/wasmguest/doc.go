@@ -34,7 +34,11 @@
 // plugin_api_version, malloc, free and plugin_<request> for Configure,
 // Synchronize, Shutdown, StateChange and every event (the ABI's names and
 // encoding, defined once for this package and nrikit's host in
-// internal/wasmabi). A request is decoded and served by the same
+// internal/wasmabi), and nrikit_split_synchronize, which tells a nrikit
+// runtime that the guest handles a Synchronize split into parts (it
+// gathers them for the plugin's handler): a large snapshot then comes in
+// parts of at most 1 MiB, as over a connection, instead of in one request
+// as upstream's runtime sends it. A request is decoded and served by the same
 // transport-free core as a stub process serves its connection with
 // (stub/internal/core), so a plugin answers alike as a process and as a
 // module (TestProcessAndWASMAnswerAlike plays one plugin both ways and

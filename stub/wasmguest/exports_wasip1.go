@@ -96,6 +96,13 @@ func free(ptr uint32) {
 //go:wasmexport plugin_api_version
 func pluginAPIVersion() uint64 { return wasmabi.APIVersion }
 
+// splitSynchronize is never called: its export declares that the guest
+// handles Synchronize in parts (wasmabi.ExportSplitSynchronize), which it
+// does by gathering them for the handler (core.Session.Synchronize).
+//
+//go:wasmexport nrikit_split_synchronize
+func splitSynchronize() {}
+
 // notRegistered answers every request of a module whose plugin did not
 // call Register.
 const notRegistered = "wasmguest: no plugin registered (call wasmguest.Register from an init function: a c-shared module does not run main)"

@@ -9,13 +9,14 @@
 //   - a test helper under internal/testing/ imports, besides internal/,
 //     only the libraries, and only tests and other test helpers import it;
 //   - the libraries (api, stub, adaptation, merge, filter, validator,
-//     policy, ocispec, conformance) import nothing of the tool (cmd/), the
-//     sample plugins (plugins/) or the suites of tests/;
+//     policy, ocispec, conformance, record) import nothing of the tool
+//     (cmd/), the sample plugins (plugins/) or the suites of tests/;
 //   - api's code (the protocol; tests aside) imports nothing of this
 //     module but api/..., and stub/handler's (the handler interfaces,
 //     shared by the stub and the WASM guest) only api;
 //   - a sample plugin's code (plugins/, tests aside) imports only api, stub,
-//     ocispec, internal/yamldoc and plugins/ (their plugins/internal/);
+//     ocispec, record (the recorder), internal/yamldoc and plugins/ (their
+//     plugins/internal/);
 //   - nothing imports tests/.
 //
 // TestReadmeLayout holds README.md's Layout table to the tree: every package

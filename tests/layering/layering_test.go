@@ -19,11 +19,11 @@ import (
 const repoRoot = "../.."
 
 // libraries are the main module's library trees, relative to its root.
-var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "ocispec", "conformance"}
+var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "ocispec", "conformance", "record"}
 
 // pluginImports are what the sample plugins' code (tests aside) may
 // import of this module.
-var pluginImports = []string{"api", "stub", "ocispec", "internal/yamldoc", "plugins"}
+var pluginImports = []string{"api", "stub", "ocispec", "record", "internal/yamldoc", "plugins"}
 
 // goFile is one Go file of the main module: its package directory (slash
 // separated, relative to the module root; "." for the root), whether it is

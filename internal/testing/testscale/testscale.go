@@ -8,12 +8,19 @@
 // expects an answer by. What a test asserts about the order of events or
 // about a bound the code under test must keep (an answer within twice the
 // timeout the test configured) stays as it is, measured against the
-// scaled bound.
+// scaled bound. Where the bound itself is what the test proves (deliveries
+// are concurrent, a loop stops), stretching the bound alone proves
+// nothing: such a test stretches what makes the case it rules out slower
+// too (each plugin's delay, so that serial delivery still takes three
+// times as long), or counts instead of timing.
 //
 // The factor is NRIKIT_TEST_SCALE if set (a number, at least 1), else the
-// machine's load: one plus the one-minute load average per CPU, at most
-// [MaxFactor]. It is read at each call, so a test that starts on a quiet
-// machine and meets a busy one later scales its later bounds.
+// machine's load: one plus the load per CPU, at most [MaxFactor]. The load
+// is the larger of the one-minute load average and the number of threads
+// runnable now besides the caller: the average lags a minute behind two
+// CPU hogs started just before the tests, the count does not. It is read
+// at each call, so a test that starts on a quiet machine and meets a busy
+// one later scales its later bounds.
 package testscale
 
 import (
@@ -42,7 +49,7 @@ func Factor() float64 {
 	return fromLoad(readLoad(), runtime.NumCPU())
 }
 
-// fromLoad is the factor of a one-minute load average on ncpu CPUs.
+// fromLoad is the factor of a load on ncpu CPUs.
 func fromLoad(load float64, ncpu int) float64 {
 	if load <= 0 || ncpu <= 0 {
 		return 1
@@ -50,19 +57,36 @@ func fromLoad(load float64, ncpu int) float64 {
 	return min(1+load/float64(ncpu), MaxFactor)
 }
 
-// readLoad returns the one-minute load average, or 0 where it cannot be
-// read (not Linux).
+// readLoad returns the machine's load, or 0 where it cannot be read (not
+// Linux).
 func readLoad() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
 	}
-	first, _, _ := strings.Cut(string(b), " ")
-	f, err := strconv.ParseFloat(first, 64)
+	return parseLoad(string(b))
+}
+
+// parseLoad returns the load of a /proc/loadavg line ("1.20 0.80 0.50
+// 3/412 12345"): the larger of the one-minute average and the threads
+// runnable now (3) less the one reading the file; 0 if it is malformed.
+func parseLoad(line string) float64 {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return 0
+	}
+	avg, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
 		return 0
 	}
-	return f
+	if len(f) < 4 {
+		return avg
+	}
+	running, _, _ := strings.Cut(f[3], "/")
+	if n, err := strconv.Atoi(running); err == nil {
+		avg = max(avg, float64(n-1))
+	}
+	return avg
 }
 
 // D returns d stretched by Factor.

@@ -49,9 +49,11 @@ func Build(dir string, race bool, pkgs ...string) (map[string]string, error) {
 	return out, nil
 }
 
-// BuildModule compiles the main package at the root of the module in
-// moduleDir (relative to the test's directory, or absolute), a module of
-// its own beside the interop module, into dir/name. With modfile (such as
+// BuildModule compiles the main package in moduleDir (relative to the
+// test's directory, or absolute) into dir/name, on the dependencies of
+// the module moduleDir is in, not the interop module's: a module of its
+// own beside the interop module, or a command of nrikit's main module
+// whose dependencies the interop module does not have. With modfile (such as
 // "go.v0.10.0.mod", beside go.mod, with its .sum) the module is built on
 // the dependencies that file requires instead of go.mod's: one plugin
 // source, several upstream NRI versions. The module's go.sum files are

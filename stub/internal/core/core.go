@@ -99,6 +99,9 @@ type Config struct {
 	// runtime that tells capabilities refuses the plugin unless it
 	// honours them all (see capabilities.go).
 	RequiredCapabilities capability.Set
+	// ObserveOnly is sent with the Configure response: the plugin only
+	// observes (a nrikit runtime then does not wait for its answers).
+	ObserveOnly bool
 }
 
 // Plugin is a plugin's handlers, its configuration and what the runtime
@@ -228,6 +231,7 @@ func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRe
 	p.log(LevelInfo, "configuring plugin", "runtime", req.GetRuntimeName(), "version", req.GetRuntimeVersion(),
 		"nriVersion", req.GetNRIVersion(), "supported", rt.supported, "basis", rt.basis)
 	ctx = p.noteCapabilities(ctx, told, unknown)
+	ctx = context.WithValue(ctx, supportedKey{}, rt)
 
 	wanted := p.wanted
 	if h := p.h.Configure; h != nil {
@@ -283,6 +287,7 @@ func (p *Plugin) configure(ctx context.Context, s *Session, req *api.ConfigureRe
 		Events:        int32(sub.events),
 		FailurePolicy: p.cfg.Policy,
 		Scope:         p.cfg.Scope,
+		ObserveOnly:   p.cfg.ObserveOnly,
 	}
 	if p.cfg.AskTimeout > 0 {
 		rsp.RequestTimeout = p.cfg.AskTimeout.Milliseconds()

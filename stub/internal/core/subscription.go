@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/nrikit/nrikit/api"
@@ -104,4 +105,17 @@ func (e *UnsupportedEventsError) Error() string {
 	}
 	return fmt.Sprintf("%s: %s (0x%x); supported: %s (%s)",
 		what, e.Events, uint32(e.Events), e.Supported, e.Basis)
+}
+
+// supportedKey carries the runtime's events in the Configure handler's
+// context (see SupportedEvents).
+type supportedKey struct{}
+
+// SupportedEvents returns, from the context of the plugin's Configure
+// handler, the events the runtime delivers, and whether that is known
+// (advertised, or from its NRI version) rather than assumed; 0, false
+// outside the Configure handler.
+func SupportedEvents(ctx context.Context) (api.EventMask, bool) {
+	rt, ok := ctx.Value(supportedKey{}).(runtimeEvents)
+	return rt.supported, ok && rt.known
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -16,6 +17,10 @@ import (
 // helperEnv makes the test binary a plugin process (it is set in the
 // test's environment, which the runtime's plugins inherit).
 const helperEnv = "NRIKIT_SIMULATOR_HELPER"
+
+// helperSharesEnv sets the CPU shares plugin "two" answers UpdateContainer
+// with.
+const helperSharesEnv = "NRIKIT_SIMULATOR_HELPER_SHARES"
 
 // helperPlugin is the plugin the test binary runs as a helper process. It
 // sets HELPER_<NAME>=1 in every container (and SHARED=<name> in mode
@@ -42,9 +47,14 @@ func (h *helperPlugin) UpdateContainer(_ context.Context, _ *api.PodSandbox, c *
 	if h.name != "two" {
 		return nil, nil
 	}
+	// helperSharesEnv, if set, replaces 777 (a replay's new build).
+	shares := uint64(777)
+	if v, err := strconv.ParseUint(os.Getenv(helperSharesEnv), 10, 64); err == nil {
+		shares = v
+	}
 	u := &api.ContainerUpdate{}
 	u.SetContainerId(c.GetId())
-	u.SetLinuxCPUShares(777)
+	u.SetLinuxCPUShares(shares)
 	return []*api.ContainerUpdate{u}, nil
 }
 

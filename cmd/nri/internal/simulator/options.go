@@ -8,7 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/policy"
+	"github.com/nrikit/nrikit/record/runtimerec"
 )
 
 // Launcher returns how to start the sample plugin called name as a
@@ -35,6 +37,9 @@ type config struct {
 	wasmCacheDir        string
 	wasmMemoryLimit     uint64
 	policy              *policy.Policy // see WithPolicy
+	// adaptation are options of the runtime library added last (see
+	// WithRecording, and a replay's).
+	adaptation []adaptation.Option
 }
 
 func defaultConfig() config {
@@ -164,6 +169,21 @@ func WithWASMMemoryLimit(bytes uint64) Option {
 func WithPolicy(p *policy.Policy) Option {
 	return func(c *config) error {
 		c.policy = p
+		return nil
+	}
+}
+
+// WithRecording records the simulated runtime's NRI traffic into rec, as
+// a recording runtime does: with every plugin's answers (docs/record.md).
+// Close rec after the simulator stopped.
+func WithRecording(rec *runtimerec.Recording) Option {
+	return withAdaptationOptions(rec.Options()...)
+}
+
+// withAdaptationOptions adds options of the runtime library.
+func withAdaptationOptions(opts ...adaptation.Option) Option {
+	return func(c *config) error {
+		c.adaptation = append(c.adaptation, opts...)
 		return nil
 	}
 }

@@ -66,6 +66,11 @@ type Simulator struct {
 
 	regMu   sync.Mutex
 	regErrs []report.RegistrationError
+
+	// list and update are the runtime's ListFunc and UpdateFunc: the
+	// store's, or a replay's (replay.go).
+	list   adaptation.ListFunc
+	update adaptation.UpdateFunc
 }
 
 // New returns a simulator for the scenario.
@@ -83,6 +88,7 @@ func New(sc *scenario.Scenario, opts ...Option) (*Simulator, error) {
 	s := &Simulator{sc: sc, cfg: cfg, store: st, tl: &timeline{names: st.containerName}}
 	st.onUpdate = s.unsolicitedUpdate
 	st.onEvict = s.unsolicitedEviction
+	s.list, s.update = st.list, st.update
 	return s, nil
 }
 
@@ -126,7 +132,7 @@ func (s *Simulator) prepare(ctx context.Context) (*adaptation.Adaptation, error)
 	if err != nil {
 		return nil, err
 	}
-	a, err := adaptation.New(s.cfg.runtimeName, s.cfg.runtimeVersion, s.store.list, s.store.update, opts...)
+	a, err := adaptation.New(s.cfg.runtimeName, s.cfg.runtimeVersion, s.list, s.update, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating the runtime: %w", err)
 	}
@@ -180,6 +186,7 @@ func (s *Simulator) adaptationOptions(pluginDir, confDir string) ([]adaptation.O
 		opts = append(opts, adaptation.WithPolicy(pol))
 	}
 	opts = append(opts, s.validatorOptions()...)
+	opts = append(opts, s.cfg.adaptation...)
 	if s.cfg.metrics != nil {
 		m, err := runtimemetrics.New(s.cfg.metrics)
 		if err != nil {

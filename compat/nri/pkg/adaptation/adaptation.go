@@ -24,6 +24,9 @@
 //     PolicyFileName in the parent directory of the plugin configuration
 //     directory (/etc/nri/policy.yaml by default), and reloaded when it
 //     changes; without that file, no policy. See [PolicyPath].
+//   - With a recording configuration beside the policy file
+//     (record.yaml, see [RecordPath]), the runtime records its NRI
+//     traffic for nrikit's `nri replay`.
 //   - CEL expressions in scopes (nrikit's docs/scope.md), those plugins
 //     declare and those of the policy file's where, are evaluated: the
 //     runtime links a CEL implementation (nrikit's adaptation.WithCEL).
@@ -40,6 +43,7 @@ import (
 	nrikit "github.com/nrikit/nrikit/adaptation"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter/celscope"
+	"github.com/nrikit/nrikit/record/runtimerec"
 	"github.com/nrikit/nrikit/validator"
 )
 
@@ -74,6 +78,7 @@ type UpdateFn func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, err
 type Adaptation struct {
 	a        *nrikit.Adaptation
 	stopWait time.Duration
+	rec      *runtimerec.Recording // see RecordPath
 }
 
 // PluginSyncBlock holds off plugin synchronization until Unblock.
@@ -203,12 +208,19 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 	if applied := appliedOption(name); applied != nil {
 		native = append(native, applied)
 	}
+	rec := startRecording(o.configDir)
+	if rec != nil {
+		native = append(native, rec.Options()...)
+	}
 	native = append(native, o.nrikit...)
 	a, err := nrikit.New(name, version, nil, updateFunc(updateFn), native...)
 	if err != nil {
+		if rec != nil {
+			rec.Close(context.Background())
+		}
 		return nil, fmt.Errorf("failed to create NRI adaptation: %w", err)
 	}
-	return &Adaptation{a: a, stopWait: reg + req}, nil
+	return &Adaptation{a: a, stopWait: reg + req, rec: rec}, nil
 }
 
 // Native returns the nrikit Adaptation behind r, for the features
@@ -229,6 +241,7 @@ func (r *Adaptation) Stop() {
 	if err := r.a.Stop(ctx); err != nil {
 		logger().Warn("NRI: stopping plugins", "error", err)
 	}
+	r.stopRecording(ctx)
 }
 
 // BlockPluginSync holds off plugin synchronization until the block is

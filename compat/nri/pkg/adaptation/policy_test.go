@@ -19,6 +19,28 @@ func (annotator) CreateContainer(context.Context, *api.PodSandbox, *api.Containe
 	return &api.ContainerAdjustment{Annotations: map[string]string{"seen-by": "annotator"}}, nil, nil
 }
 
+// startWithAnnotator starts a runtime on a fake containerd whose plugin
+// configuration directory is conf, with the annotator as its one plugin
+// (builtin, index 10) and no external connections; the caller stops it.
+func startWithAnnotator(t *testing.T, conf string) *Adaptation {
+	t.Helper()
+	svc, err := stub.NewBuiltin(annotator{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeContainerd{pods: map[string]*PodSandbox{}, ctrs: map[string]*Container{}}
+	a, err := New("fake-containerd", "v2", f.sync, f.update, WithPluginConfigPath(conf),
+		WithPluginPath(filepath.Join(t.TempDir(), "none")), WithDisabledExternalConnections(),
+		WithNativeOptions(nrikit.WithBuiltinPlugin("10", "annotator", svc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func TestPolicyPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/etc/nri/conf.d":  "/etc/nri/policy.yaml",
@@ -43,20 +65,7 @@ func TestPolicyFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := stub.NewBuiltin(annotator{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeContainerd{pods: map[string]*PodSandbox{}, ctrs: map[string]*Container{}}
-	a, err := New("fake-containerd", "v2", f.sync, f.update, WithPluginConfigPath(conf),
-		WithPluginPath(filepath.Join(dir, "none")), WithDisabledExternalConnections(),
-		WithNativeOptions(nrikit.WithBuiltinPlugin("10", "annotator", svc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startWithAnnotator(t, conf)
 	defer a.Stop()
 	if a.Native().Policy() == nil {
 		t.Fatal("policy file not read")
@@ -68,7 +77,7 @@ func TestPolicyFile(t *testing.T) {
 	if err := a.RunPodSandbox(ctx, &RunPodSandboxRequest{Pod: pod}); !errors.As(err, &rerr) || rerr.Plugin != "absent" {
 		t.Fatalf("RunPodSandbox without the required plugin: %v", err)
 	}
-	_, err = a.CreateContainer(ctx, &CreateContainerRequest{Pod: pod, Container: &Container{Id: "ctr0", PodSandboxId: "pod0"}})
+	_, err := a.CreateContainer(ctx, &CreateContainerRequest{Pod: pod, Container: &Container{Id: "ctr0", PodSandboxId: "pod0"}})
 	if !errors.As(err, &rerr) {
 		t.Fatalf("CreateContainer without the required plugin: %v", err)
 	}

@@ -6,11 +6,16 @@
 //	driver -mode host -wasm guest.wasm -cache DIR -req req.pb -out rsp.pb
 //	driver -mode upstream -dir PLUGINDIR -req req.pb -out rsp.pb
 //	driver -mode check -wasm guest.wasm -cache DIR -out report.json
+//	driver -mode sync -wasm guest.wasm -cache DIR [-memory BYTES] [-pods N -containers N -services N] -out sync.json
 //
 // Mode host loads the module with nrikit's internal/wasmhost, configures
 // it and runs the request; mode upstream starts upstream v0.12.5's
 // runtime with the plugins of PLUGINDIR and runs the request through it;
-// mode check runs `nri check plugin` (package conformance) on the module.
+// mode check runs `nri check plugin` (package conformance) on the module;
+// mode sync starts nrikit's runtime (package adaptation) with the module
+// as a WASM plugin of its plugin directory and a node of over 1 MiB of
+// pods and containers, and writes what happened as JSON (a
+// syncresult.Result).
 // The request and the response are binary protobuf files; the log goes
 // to stderr. It must be linked with
 // -ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=ignore.
@@ -34,16 +39,27 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "", "host or upstream")
+	mode := flag.String("mode", "", "host, upstream, check or sync")
 	wasm := flag.String("wasm", "", "module (mode host)")
 	cache := flag.String("cache", "", "compilation cache directory (mode host)")
 	dir := flag.String("dir", "", "plugin directory (mode upstream)")
 	reqFile := flag.String("req", "", "CreateContainerRequest file")
 	out := flag.String("out", "", "CreateContainerResponse file")
+	memory := flag.Uint64("memory", 0, "the WASM plugin's memory limit in bytes, 0 for the runtime's default (mode sync)")
+	var n nodeSize
+	flag.IntVar(&n.pods, "pods", 110, "the node's pods (mode sync)")
+	flag.IntVar(&n.containers, "containers", 440, "the node's containers (mode sync)")
+	flag.IntVar(&n.services, "services", 15, "the services whose environment variables each container has (mode sync)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := run(ctx, *mode, *wasm, *cache, *dir, *reqFile, *out); err != nil {
+	var err error
+	if *mode == "sync" {
+		err = syncNode(ctx, *wasm, *cache, *memory, n, *out)
+	} else {
+		err = run(ctx, *mode, *wasm, *cache, *dir, *reqFile, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		os.Exit(1)
 	}
