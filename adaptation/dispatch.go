@@ -180,7 +180,9 @@ type reserveHooks struct {
 // after the other, in invocation order. next builds the request for a
 // plugin from the result so far (the endpoints encode what the requests
 // have in common once, see shared); each answer passes accept, then fold
-// takes it in. The first error ends the walk and is returned.
+// takes it in. The first error ends the walk and is returned, except for
+// an event marked tellAll: there the walk goes on to every plugin and the
+// first error is returned at its end.
 func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
 	hooks reserveHooks, next func(*plugin) Req, fold func(*plugin, Rsp) error) error {
 	res, err := a.reserve(r.event, s, hooks, true)
@@ -188,6 +190,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		return err
 	}
 	sh := &shared{}
+	var first error // of a tellAll event
 	for i, p := range res.plugins {
 		o, done := callInTurn(ctx, p, r, s, res.slots[i], res.catchUp[i], next(p), sh)
 		if !done {
@@ -198,13 +201,22 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		if err == nil && use {
 			err = fold(p, o.rsp)
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case r.has(tellAll):
+			if first == nil {
+				first = err
+			}
+		default:
 			res.release(i + 1)
 			return err
 		}
 	}
+	// A tellAll event goes on whatever its plugins answered (a container
+	// is stopped even if a plugin failed its StopContainer): its
+	// observers are told of it too.
 	deliverObservers(ctx, a, r, s, res, next, sh)
-	return nil
+	return first
 }
 
 // callInTurn makes the call of a mutating event to p, whose slot sl was

@@ -155,3 +155,23 @@ func TestPluginRequestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestStopContainerErrorTellsLaterPlugins: a plugin's error answer to
+// StopContainer is returned, but the plugins after it are still told and
+// their updates kept out of a failed event only (containerd/nri#286: Stop
+// errors must not block teardown, and later plugins are still told).
+// Other mutating events still stop at the first error
+// (TestPluginErrorFailsRequest).
+func TestStopContainerErrorTellsLaterPlugins(t *testing.T) {
+	rt := newTestRuntime(t, []testPlugin{
+		{"10-fail", helperArgs("stub", "-fail", "StopContainer")},
+		{"20-later", helperArgs("stub")},
+	})
+	rt.start(t)
+	_, err := rt.a.StopContainer(ctxT(t), &api.StopContainerRequest{Pod: testPod(0), Container: testCtr(0, 0)})
+	var perr *PluginError
+	if !errors.As(err, &perr) || perr.Plugin != "10-fail" || perr.Kind != FailureRejected {
+		t.Fatalf("error %v, want the rejection by 10-fail", err)
+	}
+	rt.logs.wait(t, "the later plugin's StopContainer", output("20-later", "EVENT StopContainer"))
+}

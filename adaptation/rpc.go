@@ -68,6 +68,12 @@ const (
 	// failClosed is set for the events any failure of a plugin fails,
 	// whatever its failure policy: validation.
 	failClosed
+	// tellAll is set for the mutating events of a teardown
+	// (StopContainer): a plugin's error does not keep the later plugins
+	// from the event; the first error is returned once all have answered
+	// (containerd/nri#286: Stop errors must not block teardown, and later
+	// plugins are still told).
+	tellAll
 )
 
 // has reports whether r has all of flags.
@@ -123,7 +129,7 @@ var (
 	rpcPostStartContainer   = newRPC(api.Event_POST_START_CONTAINER, svc.PostStartContainer, 0)
 	rpcUpdateContainer      = newRPC(api.Event_UPDATE_CONTAINER, svc.UpdateContainer, 0)
 	rpcPostUpdateContainer  = newRPC(api.Event_POST_UPDATE_CONTAINER, svc.PostUpdateContainer, 0)
-	rpcStopContainer        = newRPC(api.Event_STOP_CONTAINER, svc.StopContainer, 0)
+	rpcStopContainer        = newRPC(api.Event_STOP_CONTAINER, svc.StopContainer, tellAll)
 	rpcRemoveContainer      = newRPC(api.Event_REMOVE_CONTAINER, svc.RemoveContainer, 0)
 	rpcValidate             = newRPC(api.Event_VALIDATE_CONTAINER_ADJUSTMENT, svc.ValidateContainerAdjustment, requiredAnswer)
 )

@@ -20,11 +20,11 @@ import (
 // loads its own: Debian's static busybox with its applets.
 const crioNRIImage = "quay.io/crio/fedora-crio-ci:latest"
 
-// writeBusyboxImage writes the image of CRI-O's NRI suite, named
-// crioNRIImage: busybox at /bin/busybox and every applet it lists linked
+// writeBusyboxImage writes an image named ref (CRI-O's NRI suite's is
+// crioNRIImage): busybox at /bin/busybox and every applet it lists linked
 // to it in /bin (sh, sleep, grep, stat and the others the suite's
 // containers run).
-func writeBusyboxImage(ctx context.Context, path, busybox string) error {
+func writeBusyboxImage(ctx context.Context, path, busybox, ref string) error {
 	out, err := exec.CommandContext(ctx, busybox, "--list").Output()
 	if err != nil {
 		return fmt.Errorf("%s --list: %w", busybox, err)
@@ -36,7 +36,7 @@ func writeBusyboxImage(ctx context.Context, path, busybox string) error {
 			links = append(links, "bin/"+a)
 		}
 	}
-	return harness.WriteImages(path, harness.Image{Ref: crioNRIImage, Binary: busybox, Name: "bin/busybox", Links: links, Path: "/bin"})
+	return harness.WriteImages(path, harness.Image{Ref: ref, Binary: busybox, Name: "bin/busybox", Links: links, Path: "/bin"})
 }
 
 // requireCrio skips t unless the runtime under test is CRI-O.

@@ -143,7 +143,7 @@ func setup(m *testing.M) int {
 	if suite.crio {
 		suite.tools.Crio.RuncWrap = filepath.Join(imgBin, "runc-wrap")
 		suite.busyboxTar = filepath.Join(work, "busybox.tar")
-		if err := writeBusyboxImage(ctx, suite.busyboxTar, suite.tools.Crio.Busybox); err != nil {
+		if err := writeBusyboxImage(ctx, suite.busyboxTar, suite.tools.Crio.Busybox, crioNRIImage); err != nil {
 			return fail("writing the busybox image: %v", err)
 		}
 	}

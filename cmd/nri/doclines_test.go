@@ -731,6 +731,8 @@ var docLineCases = map[string]docCase{
 		serve.interrupt(t, "nri serve")
 	},
 
+	"nri check runtime --socket /var/run/nri/nri.sock --cri-socket /run/containerd/containerd.sock --image registry.k8s.io/pause:3.10 --output json --junit nri-check.xml": checksRuntimeCRI,
+
 	// The JavaScript plugin's lines run in TestJSPluginDocumentedCommandLines.
 	"nri check plugin -- node plugins/js-env/plugin.js":             nil,
 	"node plugins/js-env/plugin.js --socket /tmp/nri.sock --idx 50": nil,

@@ -234,11 +234,12 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 func newRuntimeCmd() *cobra.Command {
 	var (
 		cfg    conformance.RuntimeConfig
+		crf    criFlags
 		socket string
 		output = "text"
 	)
 	cmd := &cobra.Command{
-		Use:   "runtime --socket PATH",
+		Use:   "runtime --socket PATH [--cri-socket PATH --image IMAGE]",
 		Short: "Check an NRI runtime",
 		Long: `check runtime connects to the runtime's NRI socket as external plugins do and checks
 what the NRI protocol requires: that it answers RegisterPlugin, configures the plugin with
@@ -248,8 +249,18 @@ reports, as informational, whether the runtime advertises its supported events a
 refused the unknown event bits (nrikit's runtime answers RegisterPlugin with the reason;
 containerd closes the connection after Configure).
 
+With --cri-socket (the same runtime's CRI socket) and --image (an image already in the
+runtime's store: the checker never pulls), it also checks the whole NRI contract through CRI,
+as the kubelet drives the runtime: the order and contents of pod and container events, the
+runtime's state while the checker's plugin holds a hook, plugin errors, Synchronize, every
+adjustable field reaching the container, updates and evictions, an unresponsive plugin, index
+order and required plugins (docs/cli.md lists each check and what it needs). Every check runs
+its own pods, containers and plugins and removes them when it ends; its plugins leave other
+pods alone. Checks needing what the node or image lacks are reported SKIP with the reason.
+
 Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
-		Example:      "  nri check runtime --socket /var/run/nri/nri.sock",
+		Example: "  nri check runtime --socket /var/run/nri/nri.sock\n" +
+			"  nri check runtime --socket /var/run/nri/nri.sock --cri-socket /run/containerd/containerd.sock --image registry.k8s.io/pause:3.10 --output json --junit nri-check.xml",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -259,10 +270,19 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 			if socket == "" {
 				return usagef(cmd, "--socket PATH is required")
 			}
+			if err := crf.validate(); err != nil {
+				return usagef(cmd, "%v", err)
+			}
 			ctx, stop := signalContext(cmd)
 			defer stop()
 			report, err := conformance.CheckRuntime(ctx, socket, cfg)
 			if err != nil {
+				return err
+			}
+			if err := crf.run(ctx, socket, report); err != nil {
+				return err
+			}
+			if err := crf.writeJUnit(report); err != nil {
 				return err
 			}
 			return writeReport(cmd.OutOrStdout(), report, outputFlag(output))
@@ -273,6 +293,7 @@ Exit status: 0 if every check passed, 6 if one failed, 2 for a usage error.`,
 	f.StringVar(&cfg.Name, "name", conformance.DefaultRuntimeCheckName, "IDX-NAME the checker registers as")
 	f.DurationVar(&cfg.Timeout, "timeout", conformance.DefaultRuntimeCheckTimeout, "bound for each step")
 	f.StringVarP(&output, "output", "o", output, "report format: text or json")
+	crf.register(cmd)
 	return cmd
 }
 
