@@ -59,7 +59,7 @@ UNIT_TIMEOUT ?= 30m
 test-unit:
 	$(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) -skip '$(JS_GO_TESTS)' ./...
 	@set -e; for m in $(TEST_MODULES); do echo "cd $$m && go test -race ./..."; (cd $$m && $(GO) test -race -count=1 -timeout=$(UNIT_TIMEOUT) ./...); done
-	cd tools && $(GO) test -count=1 ./protoc-gen-nrievents
+	cd tools && $(GO) test -count=1 ./protoc-gen-nrifields ./protoc-gen-nrievents ./internal/...
 
 ## test-nowasm: the WASM host and the runtime library built without WASM support (tag nri_no_wasm):
 ## WASM plugins are refused with the reason.
@@ -208,15 +208,18 @@ $(BIN)/%: tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
 	exe=$$($(GO) tool $(TOOLS_MOD) -n $*) && cp "$$exe" $@.tmp && mv $@.tmp $@
 
-# protoc-gen-nrievents, the event table's generator, is part of this repository (tools/protoc-gen-nrievents).
-$(BIN)/protoc-gen-nrievents: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nrievents/*.go)
+# The generators of the field and event tables are part of this repository (tools/protoc-gen-nri*).
+NRI_GENERATORS := protoc-gen-nrifields protoc-gen-nrievents
+$(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-nri*/*.go tools/internal/*/*.go)
 	@mkdir -p $(BIN)
-	cd tools && $(GO) build -trimpath -o $@ ./protoc-gen-nrievents
+	cd tools && $(GO) build -trimpath -o $@ ./$*
 
-## generate: regenerate protobuf and ttrpc code from proto/. The ttrpc services get the constraint
+## generate: regenerate protobuf and ttrpc code and the field and event tables (api/, merge/ and
+## ocispec/fields_generated.go, api/events_generated.go; docs/internals.md, "Adding a field" and "Adding an
+## event") from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
-generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(BIN)/protoc-gen-nrievents
+generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc $(NRI_GENERATORS:%=$(BIN)/%)
 	$(BIN)/buf generate
 	{ printf '//go:build !wasip1\n\n'; cat api/nri_ttrpc.pb.go; } > api/nri_ttrpc.pb.go.tmp
 	mv api/nri_ttrpc.pb.go.tmp api/nri_ttrpc.pb.go
@@ -226,8 +229,8 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc 
 COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
 
 check-generated: generate
-	@git diff --exit-code -- api/ record/recordpb/ $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/ or compat/nri"; exit 1)
+	@git diff --exit-code -- api/ record/recordpb/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/, merge/, ocispec/ or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -510,50 +510,109 @@ func (MpolFlag) EnumDescriptor() ([]byte, []int) {
 }
 
 // Field enumerates the adjustable fields, for ownership tracking.
+//
+// Each value carries its row of nrikit's field table in a comment line
+// "nri: key=value ..." (values with spaces in Go quotes), which
+// tools/protoc-gen-nrifields turns into api/fields_generated.go:
+//
+//	path      the field's path in ContainerAdjustment (proto names)
+//	name      its human name in messages ("memory limit")
+//	key       for a field owned per entry: what keys an entry
+//	          (the owner accessor's parameter)
+//	owner     accumulate: the owners of all plugins that set it add up
+//	accessor  the owner accessor's name without "Owner" (default: the
+//	          value's name)
+//
+// Fields of ContainerAdjustment, ContainerUpdate and the messages under
+// them carry "nri:" lines too: group (a message whose fields are
+// capabilities), meta (not a change), unowned (no Field owns it) and
+// upstream=NAME:VALUE (the capability's value in upstream's proposed enum
+// Capability). A field with neither fails generation (see
+// docs/internals.md, "Adding a field").
 type Field int32
 
 const (
-	Field_None                Field = 0
-	Field_Annotations         Field = 1
-	Field_Mounts              Field = 2
-	Field_OciHooks            Field = 3
-	Field_Devices             Field = 4
-	Field_CdiDevices          Field = 5
-	Field_Env                 Field = 6
-	Field_Args                Field = 7
-	Field_MemLimit            Field = 8
-	Field_MemReservation      Field = 9
-	Field_MemSwapLimit        Field = 10
-	Field_MemKernelLimit      Field = 11
-	Field_MemTCPLimit         Field = 12
-	Field_MemSwappiness       Field = 13
+	Field_None Field = 0
+	// nri: path=annotations name=annotation key=key accessor=Annotation
+	Field_Annotations Field = 1
+	// nri: path=mounts name=mount key=destination accessor=Mount
+	Field_Mounts Field = 2
+	// nri: path=hooks name="OCI hooks" owner=accumulate accessor=Hooks
+	Field_OciHooks Field = 3
+	// nri: path=linux.devices name=device key=path accessor=Device
+	Field_Devices Field = 4
+	// nri: path=CDI_devices name="CDI device" key=name accessor=CdiDevice
+	Field_CdiDevices Field = 5
+	// nri: path=env name=env key=name
+	Field_Env Field = 6
+	// nri: path=args name=args
+	Field_Args Field = 7
+	// nri: path=linux.resources.memory.limit name="memory limit"
+	Field_MemLimit Field = 8
+	// nri: path=linux.resources.memory.reservation name="memory reservation"
+	Field_MemReservation Field = 9
+	// nri: path=linux.resources.memory.swap name="memory swap limit"
+	Field_MemSwapLimit Field = 10
+	// nri: path=linux.resources.memory.kernel name="kernel memory limit"
+	Field_MemKernelLimit Field = 11
+	// nri: path=linux.resources.memory.kernel_tcp name="kernel TCP memory limit"
+	Field_MemTCPLimit Field = 12
+	// nri: path=linux.resources.memory.swappiness name="memory swappiness"
+	Field_MemSwappiness Field = 13
+	// nri: path=linux.resources.memory.disable_oom_killer name="OOM killer setting"
 	Field_MemDisableOomKiller Field = 14
-	Field_MemUseHierarchy     Field = 15
-	Field_CPUShares           Field = 16
-	Field_CPUQuota            Field = 17
-	Field_CPUPeriod           Field = 18
-	Field_CPURealtimeRuntime  Field = 19
-	Field_CPURealtimePeriod   Field = 20
-	Field_CPUSetCPUs          Field = 21
-	Field_CPUSetMems          Field = 22
-	Field_PidsLimit           Field = 23
-	Field_HugepageLimits      Field = 24
-	Field_BlockioClass        Field = 25
-	Field_RdtClass            Field = 26
-	Field_CgroupsUnified      Field = 27
-	Field_CgroupsPath         Field = 28
-	Field_OomScoreAdj         Field = 29
-	Field_Rlimits             Field = 30
-	Field_IoPriority          Field = 31
-	Field_SeccompPolicy       Field = 32
-	Field_Namespace           Field = 33
-	Field_Sysctl              Field = 34
-	Field_LinuxNetDevices     Field = 35
-	Field_LinuxSched          Field = 36
-	Field_RdtClosID           Field = 37
-	Field_RdtSchemata         Field = 38
+	// nri: path=linux.resources.memory.use_hierarchy name="memory hierarchy setting"
+	Field_MemUseHierarchy Field = 15
+	// nri: path=linux.resources.cpu.shares name="CPU shares"
+	Field_CPUShares Field = 16
+	// nri: path=linux.resources.cpu.quota name="CPU quota"
+	Field_CPUQuota Field = 17
+	// nri: path=linux.resources.cpu.period name="CPU period"
+	Field_CPUPeriod Field = 18
+	// nri: path=linux.resources.cpu.realtime_runtime name="CPU realtime runtime"
+	Field_CPURealtimeRuntime Field = 19
+	// nri: path=linux.resources.cpu.realtime_period name="CPU realtime period"
+	Field_CPURealtimePeriod Field = 20
+	// nri: path=linux.resources.cpu.cpus name="cpuset CPUs"
+	Field_CPUSetCPUs Field = 21
+	// nri: path=linux.resources.cpu.mems name="cpuset memory nodes"
+	Field_CPUSetMems Field = 22
+	// nri: path=linux.resources.pids name="pids limit"
+	Field_PidsLimit Field = 23
+	// nri: path=linux.resources.hugepage_limits name="hugepage limit" key=size accessor=HugepageLimit
+	Field_HugepageLimits Field = 24
+	// nri: path=linux.resources.blockio_class name="block I/O class"
+	Field_BlockioClass Field = 25
+	// nri: path=linux.resources.rdt_class name="RDT class"
+	Field_RdtClass Field = 26
+	// nri: path=linux.resources.unified name="unified cgroup resource" key=key
+	Field_CgroupsUnified Field = 27
+	// nri: path=linux.cgroups_path name="cgroups path"
+	Field_CgroupsPath Field = 28
+	// nri: path=linux.oom_score_adj name="OOM score adjustment"
+	Field_OomScoreAdj Field = 29
+	// nri: path=rlimits name=rlimit key=typ accessor=Rlimit
+	Field_Rlimits Field = 30
+	// nri: path=linux.io_priority name="I/O priority" accessor=IOPriority
+	Field_IoPriority Field = 31
+	// nri: path=linux.seccomp_policy name="seccomp policy"
+	Field_SeccompPolicy Field = 32
+	// nri: path=linux.namespaces name=namespace key=typ
+	Field_Namespace Field = 33
+	// nri: path=linux.sysctl name=sysctl key=key
+	Field_Sysctl Field = 34
+	// nri: path=linux.net_devices name="network device" key=hostIf accessor=LinuxNetDevice
+	Field_LinuxNetDevices Field = 35
+	// nri: path=linux.scheduler name="scheduling attributes" accessor=LinuxScheduler
+	Field_LinuxSched Field = 36
+	// nri: path=linux.rdt.clos_id name="RDT CLOS ID"
+	Field_RdtClosID Field = 37
+	// nri: path=linux.rdt.schemata name="RDT schemata"
+	Field_RdtSchemata Field = 38
+	// nri: path=linux.rdt.enable_monitoring name="RDT monitoring"
 	Field_RdtEnableMonitoring Field = 39
-	Field_MemoryPolicy        Field = 40
+	// nri: path=linux.memory_policy name="memory policy"
+	Field_MemoryPolicy Field = 40
 )
 
 // Enum value maps for Field.
@@ -4240,10 +4299,12 @@ type LinuxResources struct {
 	BlockioClass   *OptionalString        `protobuf:"bytes,4,opt,name=blockio_class,json=blockioClass,proto3" json:"blockio_class,omitempty"`
 	RdtClass       *OptionalString        `protobuf:"bytes,5,opt,name=rdt_class,json=rdtClass,proto3" json:"rdt_class,omitempty"`
 	Unified        map[string]string      `protobuf:"bytes,6,rep,name=unified,proto3" json:"unified,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Devices        []*LinuxDeviceCgroup   `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
-	Pids           *LinuxPids             `protobuf:"bytes,8,opt,name=pids,proto3" json:"pids,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// nri: unowned
+	Devices []*LinuxDeviceCgroup `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
+	// nri: upstream=ADJUST_LINUX_PID_LIMIT:2
+	Pids          *LinuxPids `protobuf:"bytes,8,opt,name=pids,proto3" json:"pids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LinuxResources) Reset() {
@@ -4932,15 +4993,19 @@ func (x *LinuxScheduler) GetPeriod() uint64 {
 // ContainerAdjustment is a plugin's (or the merged) change to a container
 // being created.
 type ContainerAdjustment struct {
-	state         protoimpl.MessageState    `protogen:"open.v1"`
-	Annotations   map[string]string         `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Mounts        []*Mount                  `protobuf:"bytes,3,rep,name=mounts,proto3" json:"mounts,omitempty"`
-	Env           []*KeyValue               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
-	Hooks         *Hooks                    `protobuf:"bytes,5,opt,name=hooks,proto3" json:"hooks,omitempty"`
-	Linux         *LinuxContainerAdjustment `protobuf:"bytes,6,opt,name=linux,proto3" json:"linux,omitempty"`
-	Rlimits       []*POSIXRlimit            `protobuf:"bytes,7,rep,name=rlimits,proto3" json:"rlimits,omitempty"`
-	CDIDevices    []*CDIDevice              `protobuf:"bytes,8,rep,name=CDI_devices,json=CDIDevices,proto3" json:"CDI_devices,omitempty"`
-	Args          []string                  `protobuf:"bytes,9,rep,name=args,proto3" json:"args,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Annotations map[string]string      `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Mounts      []*Mount               `protobuf:"bytes,3,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	Env         []*KeyValue            `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	Hooks       *Hooks                 `protobuf:"bytes,5,opt,name=hooks,proto3" json:"hooks,omitempty"`
+	// nri: group
+	Linux *LinuxContainerAdjustment `protobuf:"bytes,6,opt,name=linux,proto3" json:"linux,omitempty"`
+	// nri: upstream=ADJUST_POSIX_RLIMITS:0
+	Rlimits []*POSIXRlimit `protobuf:"bytes,7,rep,name=rlimits,proto3" json:"rlimits,omitempty"`
+	// nri: upstream=ADJUST_CDI_DEVICES:6
+	CDIDevices []*CDIDevice `protobuf:"bytes,8,rep,name=CDI_devices,json=CDIDevices,proto3" json:"CDI_devices,omitempty"`
+	// nri: upstream=ADJUST_LINUX_CONTAINER_ARGS:14
+	Args          []string `protobuf:"bytes,9,rep,name=args,proto3" json:"args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5033,19 +5098,29 @@ func (x *ContainerAdjustment) GetArgs() []string {
 
 // LinuxContainerAdjustment holds Linux-specific adjustments.
 type LinuxContainerAdjustment struct {
-	state         protoimpl.MessageState     `protogen:"open.v1"`
-	Devices       []*LinuxDevice             `protobuf:"bytes,1,rep,name=devices,proto3" json:"devices,omitempty"`
-	Resources     *LinuxResources            `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
-	CgroupsPath   string                     `protobuf:"bytes,3,opt,name=cgroups_path,json=cgroupsPath,proto3" json:"cgroups_path,omitempty"`
-	OomScoreAdj   *OptionalInt               `protobuf:"bytes,4,opt,name=oom_score_adj,json=oomScoreAdj,proto3" json:"oom_score_adj,omitempty"`
-	IoPriority    *LinuxIOPriority           `protobuf:"bytes,5,opt,name=io_priority,json=ioPriority,proto3" json:"io_priority,omitempty"`
-	SeccompPolicy *LinuxSeccomp              `protobuf:"bytes,6,opt,name=seccomp_policy,json=seccompPolicy,proto3" json:"seccomp_policy,omitempty"`
-	Namespaces    []*LinuxNamespace          `protobuf:"bytes,7,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
-	Sysctl        map[string]string          `protobuf:"bytes,8,rep,name=sysctl,proto3" json:"sysctl,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	NetDevices    map[string]*LinuxNetDevice `protobuf:"bytes,9,rep,name=net_devices,json=netDevices,proto3" json:"net_devices,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Scheduler     *LinuxScheduler            `protobuf:"bytes,10,opt,name=scheduler,proto3" json:"scheduler,omitempty"`
-	Rdt           *LinuxRdt                  `protobuf:"bytes,11,opt,name=rdt,proto3" json:"rdt,omitempty"`
-	MemoryPolicy  *LinuxMemoryPolicy         `protobuf:"bytes,12,opt,name=memory_policy,json=memoryPolicy,proto3" json:"memory_policy,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Devices []*LinuxDevice         `protobuf:"bytes,1,rep,name=devices,proto3" json:"devices,omitempty"`
+	// nri: group
+	Resources   *LinuxResources `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	CgroupsPath string          `protobuf:"bytes,3,opt,name=cgroups_path,json=cgroupsPath,proto3" json:"cgroups_path,omitempty"`
+	// nri: upstream=ADJUST_LINUX_OOM_SCORE:3
+	OomScoreAdj *OptionalInt `protobuf:"bytes,4,opt,name=oom_score_adj,json=oomScoreAdj,proto3" json:"oom_score_adj,omitempty"`
+	// nri: upstream=ADJUST_LINUX_IO_PRIORITY:12
+	IoPriority *LinuxIOPriority `protobuf:"bytes,5,opt,name=io_priority,json=ioPriority,proto3" json:"io_priority,omitempty"`
+	// nri: upstream=ADJUST_LINUX_SECCOMP_POLICY:10
+	SeccompPolicy *LinuxSeccomp `protobuf:"bytes,6,opt,name=seccomp_policy,json=seccompPolicy,proto3" json:"seccomp_policy,omitempty"`
+	// nri: upstream=ADJUST_LINUX_NAMESPACES:9
+	Namespaces []*LinuxNamespace `protobuf:"bytes,7,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// nri: upstream=ADJUST_LINUX_SYSCTL:21
+	Sysctl map[string]string `protobuf:"bytes,8,rep,name=sysctl,proto3" json:"sysctl,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// nri: upstream=ADJUST_LINUX_NETWORK_DEVICES:17
+	NetDevices map[string]*LinuxNetDevice `protobuf:"bytes,9,rep,name=net_devices,json=netDevices,proto3" json:"net_devices,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// nri: upstream=ADJUST_LINUX_SCHEDULING_POLICY:15
+	Scheduler *LinuxScheduler `protobuf:"bytes,10,opt,name=scheduler,proto3" json:"scheduler,omitempty"`
+	// nri: upstream=ADJUST_LINUX_RDT_CLOS:19
+	Rdt *LinuxRdt `protobuf:"bytes,11,opt,name=rdt,proto3" json:"rdt,omitempty"`
+	// nri: upstream=ADJUST_LINUX_MEMORY_POLICY:25
+	MemoryPolicy  *LinuxMemoryPolicy `protobuf:"bytes,12,opt,name=memory_policy,json=memoryPolicy,proto3" json:"memory_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5458,10 +5533,13 @@ func (x *LinuxMemoryPolicy) GetFlags() []MpolFlag {
 
 // ContainerUpdate is a change to an existing container's resources.
 type ContainerUpdate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	Linux         *LinuxContainerUpdate  `protobuf:"bytes,2,opt,name=linux,proto3" json:"linux,omitempty"`
-	IgnoreFailure bool                   `protobuf:"varint,3,opt,name=ignore_failure,json=ignoreFailure,proto3" json:"ignore_failure,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nri: meta
+	ContainerId string `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// nri: group
+	Linux *LinuxContainerUpdate `protobuf:"bytes,2,opt,name=linux,proto3" json:"linux,omitempty"`
+	// nri: meta
+	IgnoreFailure bool `protobuf:"varint,3,opt,name=ignore_failure,json=ignoreFailure,proto3" json:"ignore_failure,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5519,8 +5597,9 @@ func (x *ContainerUpdate) GetIgnoreFailure() bool {
 
 // LinuxContainerUpdate holds Linux-specific updates.
 type LinuxContainerUpdate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resources     *LinuxResources        `protobuf:"bytes,1,opt,name=resources,proto3" json:"resources,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nri: group
+	Resources     *LinuxResources `protobuf:"bytes,1,opt,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5622,6 +5701,7 @@ type LinuxRdt struct {
 	Schemata         *OptionalRepeatedString `protobuf:"bytes,2,opt,name=schemata,proto3" json:"schemata,omitempty"`
 	EnableMonitoring *OptionalBool           `protobuf:"bytes,3,opt,name=enable_monitoring,json=enableMonitoring,proto3" json:"enable_monitoring,omitempty"`
 	// Marks the RDT configuration for removal.
+	// nri: unowned
 	Remove        bool `protobuf:"varint,4,opt,name=remove,proto3" json:"remove,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -4,67 +4,26 @@
 package merge
 
 import (
+	"math"
 	"slices"
 
 	"github.com/nrikit/nrikit/api"
 )
 
-// linuxField is a simple (single-owner) Linux adjustment field.
+// linuxField is a simple (single-owner) Linux adjustment field, a row of
+// linuxFields (generated from the proto: fields_generated.go).
 type linuxField struct {
 	field api.Field
 	isSet func(l *api.LinuxContainerAdjustment) bool
 	apply func(c *Create, l *api.LinuxContainerAdjustment)
 }
 
-// Simple Linux fields in upstream's order, before and after the keyed
-// namespace, sysctl and network device fields. Read-only tables.
-var (
-	linuxFieldsEarly = []linuxField{
-		{api.Field_CgroupsPath,
-			func(l *api.LinuxContainerAdjustment) bool { return l.CgroupsPath != "" },
-			func(c *Create, l *api.LinuxContainerAdjustment) {
-				adjLinux(c.adj).CgroupsPath = l.CgroupsPath
-				c.viewLinux().CgroupsPath = l.CgroupsPath
-			}},
-		{api.Field_OomScoreAdj,
-			func(l *api.LinuxContainerAdjustment) bool { return l.OomScoreAdj != nil },
-			func(c *Create, l *api.LinuxContainerAdjustment) {
-				adjLinux(c.adj).OomScoreAdj = l.OomScoreAdj
-				c.viewLinux().OomScoreAdj = api.Clone(l.OomScoreAdj)
-			}},
-		{api.Field_IoPriority,
-			func(l *api.LinuxContainerAdjustment) bool { return l.IoPriority != nil },
-			func(c *Create, l *api.LinuxContainerAdjustment) {
-				adjLinux(c.adj).IoPriority = l.IoPriority
-				c.viewLinux().IoPriority = api.Clone(l.IoPriority)
-			}},
-		{api.Field_SeccompPolicy,
-			func(l *api.LinuxContainerAdjustment) bool { return l.SeccompPolicy != nil },
-			func(c *Create, l *api.LinuxContainerAdjustment) {
-				adjLinux(c.adj).SeccompPolicy = l.SeccompPolicy
-				c.viewLinux().SeccompPolicy = api.Clone(l.SeccompPolicy)
-			}},
-	}
-	linuxFieldsLate = []linuxField{
-		{api.Field_LinuxSched,
-			func(l *api.LinuxContainerAdjustment) bool { return l.Scheduler != nil },
-			func(c *Create, l *api.LinuxContainerAdjustment) {
-				adjLinux(c.adj).Scheduler = l.Scheduler
-				c.viewLinux().Scheduler = api.Clone(l.Scheduler)
-			}},
-	}
-	// The memory policy is applied by the runtime only; it is not
-	// reflected in the container view.
-	linuxFieldsLast = []linuxField{
-		{api.Field_MemoryPolicy,
-			func(l *api.LinuxContainerAdjustment) bool { return l.MemoryPolicy != nil },
-			func(c *Create, l *api.LinuxContainerAdjustment) { adjLinux(c.adj).MemoryPolicy = l.MemoryPolicy }},
-	}
-)
-
-func (c *Create) mergeLinuxFields(tx *txn, plugin string, l *api.LinuxContainerAdjustment, fields []linuxField) error {
-	for _, f := range fields {
-		if !f.isSet(l) {
+// mergeLinuxFields merges the simple Linux fields between the Field values
+// after and before (exclusive), so that all fields merge in Field order
+// (upstream's) with the keyed ones between them.
+func (c *Create) mergeLinuxFields(tx *txn, plugin string, l *api.LinuxContainerAdjustment, after, before api.Field) error {
+	for _, f := range linuxFields {
+		if f.field <= after || f.field >= before || !f.isSet(l) {
 			continue
 		}
 		if err := tx.claim(simpleKey(c.ctr.Id, f.field), plugin); err != nil {
@@ -88,7 +47,7 @@ func (c *Create) adjustLinux(tx *txn, plugin string, l *api.LinuxContainerAdjust
 		func() *api.LinuxResources { return adjResources(c.adj) }); err != nil {
 		return err
 	}
-	if err := c.mergeLinuxFields(tx, plugin, l, linuxFieldsEarly); err != nil {
+	if err := c.mergeLinuxFields(tx, plugin, l, api.Field_None, api.Field_Namespace); err != nil {
 		return err
 	}
 	if err := c.mergeNamespaces(tx, plugin, l.Namespaces); err != nil {
@@ -100,13 +59,13 @@ func (c *Create) adjustLinux(tx *txn, plugin string, l *api.LinuxContainerAdjust
 	if err := c.netDevices().merge(tx, id, plugin, l.NetDevices); err != nil {
 		return err
 	}
-	if err := c.mergeLinuxFields(tx, plugin, l, linuxFieldsLate); err != nil {
+	if err := c.mergeLinuxFields(tx, plugin, l, api.Field_LinuxNetDevices, api.Field_RdtClosID); err != nil {
 		return err
 	}
 	if err := c.mergeRdt(tx, plugin, l.Rdt); err != nil {
 		return err
 	}
-	return c.mergeLinuxFields(tx, plugin, l, linuxFieldsLast)
+	return c.mergeLinuxFields(tx, plugin, l, api.Field_RdtEnableMonitoring, math.MaxInt32)
 }
 
 func (c *Create) devices() listFamily[*api.LinuxDevice] {

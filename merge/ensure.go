@@ -6,6 +6,14 @@ import "github.com/nrikit/nrikit/api"
 // created when something is first set in them, so untouched parts stay
 // nil. Those of the container view are in view.go (they copy on write).
 
+// ensure returns *p, allocated if nil.
+func ensure[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
+	}
+	return *p
+}
+
 func ensureMap[V any](m *map[string]V) map[string]V {
 	if *m == nil {
 		*m = make(map[string]V)
@@ -51,18 +59,4 @@ func updResources(u *api.ContainerUpdate) *api.LinuxResources {
 		u.Linux.Resources = &api.LinuxResources{}
 	}
 	return u.Linux.Resources
-}
-
-func memOf(r *api.LinuxResources) *api.LinuxMemory {
-	if r.Memory == nil {
-		r.Memory = &api.LinuxMemory{}
-	}
-	return r.Memory
-}
-
-func cpuOf(r *api.LinuxResources) *api.LinuxCPU {
-	if r.Cpu == nil {
-		r.Cpu = &api.LinuxCPU{}
-	}
-	return r.Cpu
 }

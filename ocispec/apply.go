@@ -45,21 +45,15 @@ func Apply(spec *rspec.Spec, adj *api.ContainerAdjustment, opts ...Option) error
 		func() (step, error) { return planHooks(adj.GetHooks()) },
 		func() (step, error) { return planCDIDevices(cfg, adj.GetCDIDevices()) },
 		func() (step, error) { return planDevices(linux.GetDevices()) },
-		func() (step, error) { return planCgroupsPath(linux.GetCgroupsPath()) },
-		func() (step, error) { return planOomScoreAdj(linux.GetOomScoreAdj()) },
-		func() (step, error) { return planIOPriority(linux.GetIoPriority()) },
-		func() (step, error) { return planScheduler(linux.GetScheduler()) },
-		func() (step, error) { return planSeccomp(linux.GetSeccompPolicy()) },
 		func() (step, error) { return planNamespaces(linux.GetNamespaces()) },
 		func() (step, error) { return planSysctl(cfg, linux.GetSysctl()) },
 		func() (step, error) { return planNetDevices(linux.GetNetDevices()) },
-		func() (step, error) { return planMemoryPolicy(linux.GetMemoryPolicy()) },
 		func() (step, error) { return planResources(cfg, res, resourceAdjustment) },
 		func() (step, error) { return planRdt(linux.GetRdt()) },
 		func() (step, error) { return planMounts(cfg, adj.GetMounts()) },
 		func() (step, error) { return planRlimits(adj.GetRlimits()) },
 	}
-	return run(spec, planners)
+	return run(spec, planners, linux)
 }
 
 // ApplyUpdate applies the resources of a container update to the spec's
@@ -81,14 +75,28 @@ func ApplyUpdate(spec *rspec.Spec, upd *api.ContainerUpdate, opts ...Option) err
 	}
 	return run(spec, []planner{
 		func() (step, error) { return planResources(cfg, res, resourceUpdate) },
-	})
+	}, nil)
 }
 
-// run validates everything with planners, then applies the steps in order.
-func run(spec *rspec.Spec, planners []planner) error {
-	steps := make([]step, 0, len(planners))
+// run validates everything with planners and, when linux is set, with the
+// plan functions of its simple fields (linuxFieldPlans, generated from
+// the proto), then applies the steps in order.
+func run(spec *rspec.Spec, planners []planner, linux *api.LinuxContainerAdjustment) error {
+	steps := make([]step, 0, len(planners)+len(linuxFieldPlans))
 	for _, p := range planners {
 		s, err := p()
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			steps = append(steps, s)
+		}
+	}
+	for _, p := range linuxFieldPlans {
+		if linux == nil {
+			break
+		}
+		s, err := p(linux)
 		if err != nil {
 			return err
 		}

@@ -32,8 +32,8 @@ func planOomScoreAdj(adj *api.OptionalInt) (step, error) {
 	}, nil
 }
 
-// planIOPriority sets process.ioPriority; class IOPRIO_CLASS_NONE clears it.
-func planIOPriority(p *api.LinuxIOPriority) (step, error) {
+// planIoPriority sets process.ioPriority; class IOPRIO_CLASS_NONE clears it.
+func planIoPriority(p *api.LinuxIOPriority) (step, error) {
 	if p == nil {
 		return nil, nil
 	}

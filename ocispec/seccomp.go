@@ -9,8 +9,8 @@ import (
 	"github.com/nrikit/nrikit/api"
 )
 
-// planSeccomp replaces linux.seccomp with the given policy.
-func planSeccomp(p *api.LinuxSeccomp) (step, error) {
+// planSeccompPolicy replaces linux.seccomp with the given policy.
+func planSeccompPolicy(p *api.LinuxSeccomp) (step, error) {
 	if p == nil {
 		return nil, nil
 	}

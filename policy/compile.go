@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/api/capability"
@@ -99,22 +100,46 @@ func (c *compiler) allow(g *Grant, cp capability.Capability, path []any) {
 	g.rules[cp] = fmt.Sprintf("%s:%d: %s", c.file, c.line(path), pathString(path))
 }
 
-// specKey is the key of the policy file that grants cp, for messages.
+// specKey is the key of the policy file that grants cp, for messages:
+// the capability's path in camel case, adjustments under "adjust." (without
+// "linux."), updates under "update." (without "linux.resources."); a grant
+// of a class field lists classes ("blockioClasses").
 func specKey(cp capability.Capability) string {
-	keys := [capability.Count]string{
-		capability.Annotations: "adjust.annotations", capability.Mounts: "adjust.mounts", capability.Env: "adjust.env", capability.Hooks: "adjust.hooks",
-		capability.Rlimits: "adjust.rlimits", capability.CDIDevices: "adjust.cdiDevices", capability.Args: "adjust.args", capability.Devices: "adjust.devices",
-		capability.Memory: "adjust.resources.memory", capability.CPU: "adjust.resources.cpu", capability.HugepageLimits: "adjust.resources.hugepageLimits",
-		capability.BlockioClass: "adjust.resources.blockioClasses", capability.RdtClass: "adjust.resources.rdtClasses",
-		capability.Unified: "adjust.resources.unified", capability.DeviceCgroup: "adjust.resources.devices", capability.Pids: "adjust.resources.pids",
-		capability.CgroupsPath: "adjust.cgroupsPath", capability.OOMScoreAdj: "adjust.oomScoreAdj", capability.IOPriority: "adjust.ioPriority",
-		capability.SeccompPolicy: "adjust.seccompPolicy", capability.Namespaces: "adjust.namespaces", capability.Sysctl: "adjust.sysctl",
-		capability.NetDevices: "adjust.netDevices", capability.Scheduler: "adjust.scheduler", capability.Rdt: "adjust.rdt", capability.MemoryPolicy: "adjust.memoryPolicy",
-		capability.UpdateMemory: "update.memory", capability.UpdateCPU: "update.cpu", capability.UpdateHugepageLimits: "update.hugepageLimits",
-		capability.UpdateBlockioClass: "update.blockioClasses", capability.UpdateRdtClass: "update.rdtClasses", capability.UpdateUnified: "update.unified",
-		capability.UpdateDeviceCgroup: "update.devices", capability.UpdatePids: "update.pids", capability.Evict: "evict",
+	f, ok := cp.Field()
+	if !ok {
+		return cp.String()
 	}
-	return keys[cp]
+	key := "adjust." + strings.TrimPrefix(f.Path, "linux.")
+	if f.Update {
+		key = "update." + strings.TrimPrefix(f.Path, "linux.resources.")
+	}
+	return camelCase(key) + classesSuffix(key)
+}
+
+// camelCase turns the proto names of a dotted path into the policy file's
+// ("cdi_devices" into "cdiDevices").
+func camelCase(path string) string {
+	var b strings.Builder
+	upper := false
+	for i, r := range strings.ToLower(path) {
+		switch {
+		case r == '_' && i > 0:
+			upper = true
+		case upper:
+			b.WriteRune(unicode.ToUpper(r))
+			upper = false
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func classesSuffix(key string) string {
+	if strings.HasSuffix(key, "_class") {
+		return "es"
+	}
+	return ""
 }
 
 // compilePattern compiles a plugin pattern.

@@ -1,14 +1,17 @@
 // Package capability is the set of kinds of change an NRI plugin can
 // make, by stable name: what the runtime tells a plugin at Configure (a
 // part of the protocol, beside package api), what an embedding runtime
-// applies and what a grant of package policy allows. It depends on
-// nothing but the standard library, so that a plugin (a WASM guest too)
-// can use it without linking the policy engine.
+// applies and what a grant of package policy allows. The names and
+// upstream values come from api's field table (api.CapabilityTable). It
+// depends on nothing but api and the standard library, so that a plugin
+// (a WASM guest too) can use it without linking the policy engine.
 package capability
 
 import (
 	"math/bits"
 	"strings"
+
+	"github.com/nrikit/nrikit/api"
 )
 
 // Capability is one kind of change a plugin can make: an adjustment
@@ -19,17 +22,15 @@ import (
 // the capability set a runtime tells a plugin at Configure.
 type Capability uint8
 
-// The capabilities. Adjustment fields are named by their path in
-// api.ContainerAdjustment (proto field names), updates by "update."
-// and the path in api.ContainerUpdate.
+// The capabilities: the adjustment and update fields of api's field
+// table (api.CapabilityTable, in proto order), then eviction. Adjustment
+// fields are named by their path in api.ContainerAdjustment (proto field
+// names), updates by "update." and the path in api.ContainerUpdate.
 const (
 	Annotations          Capability = iota // annotations
 	Mounts                                 // mounts
 	Env                                    // env
 	Hooks                                  // hooks
-	Rlimits                                // rlimits
-	CDIDevices                             // cdi_devices
-	Args                                   // args
 	Devices                                // linux.devices
 	Memory                                 // linux.resources.memory
 	CPU                                    // linux.resources.cpu
@@ -49,6 +50,9 @@ const (
 	Scheduler                              // linux.scheduler
 	Rdt                                    // linux.rdt
 	MemoryPolicy                           // linux.memory_policy
+	Rlimits                                // rlimits
+	CDIDevices                             // cdi_devices
+	Args                                   // args
 	UpdateMemory                           // update.linux.resources.memory
 	UpdateCPU                              // update.linux.resources.cpu
 	UpdateHugepageLimits                   // update.linux.resources.hugepage_limits
@@ -65,43 +69,29 @@ const (
 // Count is the number of capabilities.
 const Count = numCapabilities
 
-// capabilityNames are the stable names, by Capability.
-var capabilityNames = [numCapabilities]string{
-	Annotations:          "annotations",
-	Mounts:               "mounts",
-	Env:                  "env",
-	Hooks:                "hooks",
-	Rlimits:              "rlimits",
-	CDIDevices:           "cdi_devices",
-	Args:                 "args",
-	Devices:              "linux.devices",
-	Memory:               "linux.resources.memory",
-	CPU:                  "linux.resources.cpu",
-	HugepageLimits:       "linux.resources.hugepage_limits",
-	BlockioClass:         "linux.resources.blockio_class",
-	RdtClass:             "linux.resources.rdt_class",
-	Unified:              "linux.resources.unified",
-	DeviceCgroup:         "linux.resources.devices",
-	Pids:                 "linux.resources.pids",
-	CgroupsPath:          "linux.cgroups_path",
-	OOMScoreAdj:          "linux.oom_score_adj",
-	IOPriority:           "linux.io_priority",
-	SeccompPolicy:        "linux.seccomp_policy",
-	Namespaces:           "linux.namespaces",
-	Sysctl:               "linux.sysctl",
-	NetDevices:           "linux.net_devices",
-	Scheduler:            "linux.scheduler",
-	Rdt:                  "linux.rdt",
-	MemoryPolicy:         "linux.memory_policy",
-	UpdateMemory:         "update.linux.resources.memory",
-	UpdateCPU:            "update.linux.resources.cpu",
-	UpdateHugepageLimits: "update.linux.resources.hugepage_limits",
-	UpdateBlockioClass:   "update.linux.resources.blockio_class",
-	UpdateRdtClass:       "update.linux.resources.rdt_class",
-	UpdateUnified:        "update.linux.resources.unified",
-	UpdateDeviceCgroup:   "update.linux.resources.devices",
-	UpdatePids:           "update.linux.resources.pids",
-	Evict:                "evict",
+// fieldTable is api's capability table: row c is Capability c, for every
+// capability but Evict.
+var fieldTable = api.CapabilityTable()
+
+// capabilityNames are the stable names, by Capability: the field table's,
+// then "evict". A read-only table.
+var capabilityNames = func() (names [numCapabilities]string) {
+	for c, row := range fieldTable {
+		if c < int(Evict) {
+			names[c] = row.Name
+		}
+	}
+	names[Evict] = "evict"
+	return names
+}()
+
+// Field returns the row of api's capability table that c is: the
+// adjustment or update field it allows. Evict is no field.
+func (c Capability) Field() (api.CapabilityInfo, bool) {
+	if int(c) >= len(fieldTable) || c >= Evict {
+		return api.CapabilityInfo{}, false
+	}
+	return fieldTable[c], true
 }
 
 // String returns the capability's stable name, such as "linux.devices".

@@ -13,7 +13,9 @@ package capability
 // UpstreamCapability is a value of upstream's proposed enum Capability.
 type UpstreamCapability uint32
 
-// The ADJUST_* values of upstream's proposed enum Capability.
+// The ADJUST_* values of upstream's proposed enum Capability, for
+// callers; the mapping from capabilities to them is the field table's
+// (the "upstream=" of proto/nrikit/nri.proto).
 const (
 	UpstreamAdjustPOSIXRlimits          UpstreamCapability = 0  // ADJUST_POSIX_RLIMITS
 	UpstreamAdjustLinuxPidLimit         UpstreamCapability = 2  // ADJUST_LINUX_PID_LIMIT
@@ -30,23 +32,17 @@ const (
 	UpstreamAdjustLinuxMemoryPolicy     UpstreamCapability = 25 // ADJUST_LINUX_MEMORY_POLICY
 )
 
-// upstreamOf maps the capabilities that have an upstream value to it.
-var upstreamOf = map[Capability]UpstreamCapability{
-	Rlimits:       UpstreamAdjustPOSIXRlimits,
-	Pids:          UpstreamAdjustLinuxPidLimit,
-	UpdatePids:    UpstreamAdjustLinuxPidLimit,
-	OOMScoreAdj:   UpstreamAdjustLinuxOOMScore,
-	CDIDevices:    UpstreamAdjustCDIDevices,
-	Namespaces:    UpstreamAdjustLinuxNamespaces,
-	SeccompPolicy: UpstreamAdjustLinuxSeccompPolicy,
-	IOPriority:    UpstreamAdjustLinuxIOPriority,
-	Args:          UpstreamAdjustLinuxContainerArgs,
-	Scheduler:     UpstreamAdjustLinuxSchedulingPolicy,
-	NetDevices:    UpstreamAdjustLinuxNetworkDevices,
-	Rdt:           UpstreamAdjustLinuxRdtClos,
-	Sysctl:        UpstreamAdjustLinuxSysctl,
-	MemoryPolicy:  UpstreamAdjustLinuxMemoryPolicy,
-}
+// upstreamOf maps the capabilities that have an upstream value to it,
+// as the field table gives it. A read-only table.
+var upstreamOf = func() map[Capability]UpstreamCapability {
+	m := make(map[Capability]UpstreamCapability)
+	for c, row := range fieldTable {
+		if row.Upstream != "" && c < int(Evict) {
+			m[Capability(c)] = UpstreamCapability(row.UpstreamValue)
+		}
+	}
+	return m
+}()
 
 // UpstreamBaseline is what an upstream runtime applies without
 // advertising it: the adjustment fields, updates and evictions of NRI

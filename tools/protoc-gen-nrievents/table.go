@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/nrikit/nrikit/tools/internal/nriline"
 )
 
 // event is one row of the table: an Event value and its facts.
@@ -81,7 +83,7 @@ func readEvent(v *protogen.EnumValue, methods map[string]*protogen.Method) (even
 	}
 	ev.request, ev.response = string(m.Input.Desc.FullName()), string(m.Output.Desc.FullName())
 	ev.pod = m.Input.Desc.Fields().ByName("container") == nil
-	line, ok := nriLine(v.Comments.Leading)
+	line, ok := nriline.Line(v.Comments.Leading)
 	if !ok {
 		return ev, errors.New(`no "// nri: since=VERSION kind=KIND [statechange]" line above it`)
 	}
@@ -102,17 +104,6 @@ func readEvent(v *protogen.EnumValue, methods map[string]*protogen.Method) (even
 		return ev, fmt.Errorf("nri: %q: since= and kind= are required", line)
 	}
 	return ev, nil
-}
-
-// nriLine returns the text after "nri:" of the comment's line that starts
-// with it.
-func nriLine(c protogen.Comments) (string, bool) {
-	for _, l := range strings.Split(string(c), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "nri:"); ok {
-			return strings.TrimSpace(rest), true
-		}
-	}
-	return "", false
 }
 
 // camel turns an enum value's name into its method's: RUN_POD_SANDBOX is

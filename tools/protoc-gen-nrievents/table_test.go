@@ -1,50 +1,23 @@
 package main
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/bufbuild/protocompile"
-	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/types/descriptorpb"
-	"google.golang.org/protobuf/types/pluginpb"
+	"github.com/nrikit/nrikit/tools/internal/prototest"
 )
 
 // readProtoEvents compiles text as nrikit/nri.proto, with its comments as
 // protoc hands them to a plugin, and reads the event table from it.
 func readProtoEvents(t *testing.T, text string) ([]event, error) {
 	t.Helper()
-	c := protocompile.Compiler{
-		Resolver: &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(map[string]string{
-			"nrikit/nri.proto": text,
-		})},
-		SourceInfoMode: protocompile.SourceInfoStandard,
-	}
-	files, err := c.Compile(context.Background(), "nrikit/nri.proto")
-	if err != nil {
-		t.Fatalf("compiling the proto: %v", err)
-	}
-	gen, err := protogen.Options{}.New(&pluginpb.CodeGeneratorRequest{
-		FileToGenerate: []string{"nrikit/nri.proto"},
-		ProtoFile:      []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(files[0])},
-	})
-	if err != nil {
-		t.Fatalf("protogen: %v", err)
-	}
-	return readEvents(gen.Files[0])
+	return readEvents(prototest.File(t, text))
 }
 
 // TestEventsOfTheProto reads the table of the real nri.proto, then shows
 // that each way of leaving an event's facts out fails generation.
 func TestEventsOfTheProto(t *testing.T) {
-	b, err := os.ReadFile("../../proto/nrikit/nri.proto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proto := string(b)
+	proto := prototest.NRIProto(t)
 	events, err := readProtoEvents(t, proto)
 	if err != nil || len(events) != 14 {
 		t.Fatalf("the proto's events: %d, %v; want 14", len(events), err)
