@@ -13,6 +13,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/identity"
 	"github.com/nrikit/nrikit/policy"
 )
 
@@ -83,6 +84,9 @@ type Adaptation struct {
 	syncBlocks syncGate
 	// wasm is the compilation cache of WASM plugins (wasm.go).
 	wasm wasmRuntime
+	// digests caches the digests of external plugins' executables
+	// (identify.go).
+	digests *identity.DigestCache
 
 	// pol is the administrator's policy in force (policy.go), written
 	// under mu; nil: none. reloadMu serialises its reloads and guards
@@ -145,6 +149,7 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 		admitting:  map[string]*plugin{},
 		reserved:   map[string]string{},
 		lastScopes: map[string]*filter.Filter{},
+		digests:    identity.NewDigestCache(digestCacheSize),
 	}
 	a.connLogs = a.newLogBudget(a.log.With("source", "plugin connections"))
 	a.connLog = a.connLogs.logger(a.log.Handler())
@@ -382,6 +387,10 @@ type PluginInfo struct {
 	FailRequest, KeepConnected bool
 	// Required is set if the administrator marked the plugin required.
 	Required bool
+	// Identity is who the plugin is, as the runtime can prove it
+	// (package identity): a launched plugin's file, an external one's
+	// process, executable, pod and container. It is not to be modified.
+	Identity *identity.Identity
 	// Scope is the plugin's effective scope (the administrator's and
 	// its own), as filter.Filter.String renders it: "all" if the plugin
 	// receives events about every pod and container.
@@ -418,7 +427,7 @@ func (a *Adaptation) Plugins() []PluginInfo {
 			Name: p.name, Index: p.idx, Kind: p.kind, PID: p.pid, Events: p.events,
 			State: p.state, RequestTimeout: p.timeout,
 			FailRequest: p.policy.failRequest, KeepConnected: p.policy.keepConnected,
-			Required: p.required, Scope: p.scope,
+			Required: p.required, Scope: p.scope, Identity: p.id,
 			Filtered: p.filtered.Load(), OptedOut: p.optedOut.Load(), ObserveOnly: p.observeOnly,
 		})
 	}

@@ -64,7 +64,7 @@ func (p *slowSync) seen() []string {
 // returns the result of ServeConn on a channel.
 func connectInProcess(t *testing.T, a *Adaptation, plugin any, opts ...stub.Option) <-chan error {
 	t.Helper()
-	rtEnd, plEnd := net.Pipe()
+	rtEnd, plEnd := unixPair(t)
 	st, err := stub.New(plugin, append([]stub.Option{stub.WithConnection(plEnd)}, opts...)...)
 	must(t, err)
 	served := make(chan error, 1)
@@ -386,7 +386,8 @@ func TestMetricsOfGonePlugins(t *testing.T) {
 
 	first := &slowSync{name: "m", release: make(chan struct{})}
 	close(first.release)
-	rtEnd, plEnd := net.Pipe()
+	// Unix sockets: the replacement has the same identity (this process).
+	rtEnd, plEnd := unixPair(t)
 	st1, err := stub.New(first, stub.WithConnection(plEnd), stub.WithPluginName("m"), stub.WithPluginIdx("10"))
 	must(t, err)
 	served := make(chan error, 1)

@@ -84,9 +84,14 @@
 // applies the updates of the plugin's last answer through the runtime's
 // [UpdateFunc]. Only then does the plugin receive events. Each step has
 // the registration timeout. A second external connection with the same
-// name and index replaces the first: the new one becomes active, the old
-// one finishes the events already queued for it, gets Shutdown and is
-// closed. The names (IDX-NAME) of builtin plugins and of the files of the
+// name and index replaces the first if it has the same identity (package
+// identity: derived from the connection, the process's executable and
+// the container the runtime's list puts it in, once per connection; see
+// [PluginInfo].Identity): the new one becomes active, the old one
+// finishes the events already queued for it, gets Shutdown and is
+// closed. One of another identity is refused with both identities, and so
+// is an external plugin whose identity the policy's grants and required
+// entries of its name do not take (docs/policy.md, Identity). The names (IDX-NAME) of builtin plugins and of the files of the
 // plugin directory are reserved for the Adaptation's lifetime (from New
 // and Start on): an external plugin registering under one is refused,
 // also while the plugin of that name is down or still loading, so that

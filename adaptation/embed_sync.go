@@ -58,17 +58,18 @@ var (
 // [PluginSyncBlock]s to be released, at most the registration timeout.
 // An error of insert is returned as is; a failure to list is wrapped.
 func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
-	return a.snapshot(fmt.Sprintf("plugin %q", p.full), insert)
+	return a.snapshot(fmt.Sprintf("plugin %q", p.full), a.cfg.registrationTimeout, insert)
 }
 
-// snapshot is withSnapshot for what (in errors: `plugin "10-x"`).
-func (a *Adaptation) snapshot(what string, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
-	release, err := a.syncBlocks.lock(a.ctx, a.cfg.registrationTimeout)
+// snapshot is withSnapshot for what (in errors: `plugin "10-x"`), each
+// wait bounded by timeout.
+func (a *Adaptation) snapshot(what string, timeout time.Duration, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
+	release, err := a.syncBlocks.lock(a.ctx, timeout)
 	if err != nil {
 		return fmt.Errorf("synchronizing %s: %w", what, err)
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
 	if a.cfg.syncFunc == nil {
 		a.mu.Lock()

@@ -18,6 +18,11 @@ type grantState struct {
 	// are the containers the plugin updates or evicts, found in the
 	// where index (whereindex.go).
 	recheck bool
+	// unbound is the policy's refusal of the plugin's identity (a
+	// *policy.IdentityError): a reload bound its name to identities it
+	// does not have. Its grant is then one of nothing, and it counts as
+	// no required plugin.
+	unbound error
 }
 
 // currentGrant returns the plugin's grant under the current policy: nil
@@ -29,22 +34,41 @@ func (p *plugin) currentGrant() *policy.Grant {
 	return nil
 }
 
-// resolveGrant sets the plugin's grant under pol (nil: no policy). The
-// caller holds a.mu, which orders it against configure and events.
-func (p *plugin) resolveGrant(pol *policy.Policy) { p.grant.Store(p.grantUnder(pol)) }
+// resolveGrant sets the plugin's grant under pol (nil: no policy), for
+// its identity, and logs the policy's refusal of that identity when it
+// is new. The caller holds a.mu, which orders it against configure and
+// events.
+func (p *plugin) resolveGrant(pol *policy.Policy) {
+	gs := p.grantUnder(pol)
+	if gs != nil && gs.unbound != nil && p.unbound() == nil {
+		p.a.log.Warn("the policy binds the plugin's name to another identity: it may change nothing and counts as no required plugin",
+			"plugin", p.full, "error", gs.unbound)
+	}
+	p.grant.Store(gs)
+}
 
-// grantUnder returns the plugin's grant under pol: nil for no policy. The
-// caller holds a.mu (trackedWhere).
+// grantUnder returns the plugin's grant under pol, for its identity: nil
+// for no policy. It has no effect (a reload asks it of every plugin
+// before applying pol). The caller holds a.mu (trackedWhere).
 func (p *plugin) grantUnder(pol *policy.Policy) *grantState {
 	if pol == nil {
 		return nil
 	}
-	g := pol.GrantFor(p.idx, p.name)
+	g, unbound := pol.GrantForIdentity(p.idx, p.name, p.id)
 	where := g.WhereFilter()
 	if where.MatchesAll() {
 		where = nil
 	}
-	return &grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere}
+	return &grantState{grant: g, where: where, recheck: where.String() != p.trackedWhere, unbound: unbound}
+}
+
+// unbound returns the policy's refusal of the plugin's identity under the
+// current policy, or nil (see grantState.unbound).
+func (p *plugin) unbound() error {
+	if gs := p.grant.Load(); gs != nil {
+		return gs.unbound
+	}
+	return nil
 }
 
 // rechecks reports whether gs's where is not the one the plugin's scope

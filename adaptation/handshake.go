@@ -13,6 +13,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/identity"
 	"github.com/nrikit/nrikit/internal/pluginproc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -57,6 +58,10 @@ type session struct {
 	launch *launchSpec
 	proc   *process // the launched plugin's process; nil for others
 	pid    int
+	// peer is an external plugin's process as the connection's
+	// credentials give it (nil if unknown), from which its identity is
+	// derived when it registers.
+	peer *identity.Peer
 
 	once    sync.Once
 	arrived chan struct{} // closed when RegisterPlugin arrives
@@ -212,17 +217,23 @@ func (s *session) register(req *api.RegisterPluginRequest) (*plugin, *Registrati
 	}
 	full = api.FullPluginName(idx, name)
 	config := ""
-	var logs *logBudget
+	var (
+		logs *logBudget
+		id   *identity.Identity
+	)
 	if l := s.launch; l != nil {
 		if idx != l.idx || name != l.name {
 			return nil, registrationError(full, codes.InvalidArgument, nil,
 				"plugin %q registered as %q; a pre-installed plugin must use the name and index it was started with", l.full, full)
 		}
 		config, logs = l.config, l.logs
+		id = identity.Launched(identity.PreInstalled, l.path)
+	} else {
+		id = s.a.identify(full, s.peer)
 	}
 	s.a.registrationLog(s.kind).Info("plugin registering", "plugin", full, "kind", s.kind.String(), "pid", s.pid,
-		"nri_version", clip(req.GetNRIVersion()))
-	return s.a.register(s.ep, s.kind, idx, name, s.pid, config, logs)
+		"identity", id.String(), "nri_version", clip(req.GetNRIVersion()))
+	return s.a.register(s.ep, s.kind, idx, name, s.pid, id, config, logs)
 }
 
 // UpdateContainers relays a plugin's unsolicited updates to the runtime,
@@ -373,7 +384,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 	if gs := p.grant.Load(); gs != nil {
 		where = gs.where
 		p.trackedWhere = where.String()
-		p.grant.Store(&grantState{grant: gs.grant, where: gs.where})
+		p.grant.Store(&grantState{grant: gs.grant, where: gs.where, unbound: gs.unbound})
 	}
 	scope := filter.And(a.cfg.adminScopes[p.full], own, where)
 	p.events = events

@@ -283,6 +283,13 @@ func startExternal(t testing.TB, logs *logSink, label string, args []string) *ex
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startExternalFrom(t, logs, label, exe, args)
+}
+
+// startExternalFrom is startExternal of the executable exe (a copy of the
+// test binary).
+func startExternalFrom(t testing.TB, logs *logSink, label, exe string, args []string) *external {
+	t.Helper()
 	proc, _, err := pluginproc.Start(pluginproc.Spec{Path: exe, Args: args, External: true,
 		Env: []string{helperEnv + "=1", noRaceExitDelay},
 		Lines: func(stream string, line []byte) {

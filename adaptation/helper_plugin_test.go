@@ -63,6 +63,7 @@ type pluginFlags struct {
 	spam              int
 	quiet             bool
 	env               string
+	wait              string
 }
 
 func (f *pluginFlags) register(fs *flag.FlagSet) {
@@ -79,6 +80,20 @@ func (f *pluginFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.spam, "spam", 0, "lines to print on stdout after registering, then a 1 MiB one, then exit")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not report events (benchmarks)")
 	fs.StringVar(&f.env, "env", "", "KEY=VALUE to add to created containers")
+	fs.StringVar(&f.wait, "wait", "", "file to wait for before connecting")
+}
+
+// awaitFile waits until the file of -wait exists (a minute at most).
+func (f *pluginFlags) awaitFile() error {
+	for deadline := time.Now().Add(time.Minute); f.wait != ""; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(f.wait); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("-wait %s: not there after a minute", f.wait)
+		}
+	}
+	return nil
 }
 
 // adjustment is the CreateContainer answer for -env.
@@ -182,6 +197,9 @@ func runStubPlugin(args []string) error {
 	}
 	r.st = st
 	ctx := context.Background()
+	if err := r.awaitFile(); err != nil {
+		return err
+	}
 	if err := st.Start(ctx); err != nil {
 		say("REGISTER error %v", err)
 		return err

@@ -11,8 +11,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/identity"
 	"github.com/nrikit/nrikit/internal/nriconn"
-	"github.com/nrikit/nrikit/internal/socketpair"
 	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
 )
@@ -39,13 +39,13 @@ import (
 
 // startBuiltin registers and synchronizes a builtin plugin.
 func (a *Adaptation) startBuiltin(ctx context.Context, b builtinSpec) error {
-	return a.startInProcess(ctx, newBuiltinEndpoint(b.svc), KindBuiltin, b.idx, b.name, "", nil)
+	return a.startInProcess(ctx, newBuiltinEndpoint(b.svc), KindBuiltin, b.idx, b.name, identity.Launched(identity.Builtin, ""), "", nil)
 }
 
 // startInProcess registers and begins a plugin that runs in the runtime's
 // process (builtin, WASM) on ep, which is closed if registration fails.
-func (a *Adaptation) startInProcess(ctx context.Context, ep endpoint, kind PluginKind, idx, name, config string, logs *logBudget) error {
-	p, rerr := a.register(ep, kind, idx, name, 0, config, logs)
+func (a *Adaptation) startInProcess(ctx context.Context, ep endpoint, kind PluginKind, idx, name string, id *identity.Identity, config string, logs *logBudget) error {
+	p, rerr := a.register(ep, kind, idx, name, 0, id, config, logs)
 	if rerr != nil {
 		ep.Close()
 		return rerr
@@ -167,7 +167,7 @@ func (a *Adaptation) startWASM(l launchSpec) (<-chan struct{}, error) {
 	}
 	ep.mod, ep.Client, ep.unreserve = mod, wasmhost.NewClient(mod), unreserve
 	// ep is closed if registration fails: its Done is closed then too.
-	return ep.Done(), a.startInProcess(a.ctx, ep, KindWASM, l.idx, l.name, l.config, l.logs)
+	return ep.Done(), a.startInProcess(a.ctx, ep, KindWASM, l.idx, l.name, identity.Launched(identity.WASM, l.path), l.config, l.logs)
 }
 
 // ServeConn runs the registration of a plugin connecting on conn (as
@@ -188,11 +188,14 @@ func (a *Adaptation) ServeConn(ctx context.Context, conn net.Conn) error {
 // whenever the connection is closed, whatever happens.
 func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKind, l *launchSpec, proc *process) error {
 	pid := 0
-	var peer *socketpair.Cred // an external plugin's, if known
+	var peer *identity.Peer // an external plugin's, if known
 	if proc != nil {
 		pid = proc.pid()
-	} else if cred, err := socketpair.PeerCred(conn); err == nil {
-		pid, peer = cred.PID, &cred
+	} else if p, err := identity.Capture(conn); err == nil {
+		pid, peer = p.PID, p
+		// Its pidfd is needed until the plugin's identity is derived
+		// (session.register), at most until the registration ends.
+		defer peer.Close()
 	}
 	a.mu.Lock()
 	if a.stopped {
@@ -225,7 +228,7 @@ func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKi
 	defer a.wg.Done()
 	defer registered()
 
-	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, arrived: make(chan struct{}), decided: make(chan struct{}),
+	s := &session{a: a, kind: kind, launch: l, proc: proc, pid: pid, peer: peer, arrived: make(chan struct{}), decided: make(chan struct{}),
 		decoding: make(chan struct{}, 1)}
 	var onClose func() error
 	if proc != nil {
@@ -279,9 +282,10 @@ func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKi
 }
 
 // register admits and configures a plugin that announced itself as
-// idx-name over ep; its log records are within logs (nil: a new budget).
-func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, config string, logs *logBudget) (*plugin, *RegistrationError) {
-	p := newPlugin(a, kind, idx, name, ep, pid, logs)
+// idx-name over ep and is id; its log records are within logs (nil: a new
+// budget).
+func (a *Adaptation) register(ep endpoint, kind PluginKind, idx, name string, pid int, id *identity.Identity, config string, logs *logBudget) (*plugin, *RegistrationError) {
+	p := newPlugin(a, kind, idx, name, ep, pid, id, logs)
 	if rerr := a.admit(p); rerr != nil {
 		return nil, rerr
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nrikit/nrikit/internal/socketpair"
+	"github.com/nrikit/nrikit/identity"
 	"github.com/nrikit/nrikit/internal/sockfile"
 )
 
@@ -130,7 +130,7 @@ func (a *Adaptation) accept(l net.Listener) {
 // [WithMaxPendingConnections] connections have not registered, or
 // [WithMaxPendingConnectionsPerPeer] of its peer process (peer, if known)
 // have not. The caller holds a.mu.
-func (a *Adaptation) admitConnLocked(peer *socketpair.Cred) *refusal {
+func (a *Adaptation) admitConnLocked(peer *identity.Peer) *refusal {
 	if a.unregistered >= a.cfg.maxPendingConns {
 		return &refusal{
 			msg:  "refusing plugin connection: too many connections have not registered yet",
@@ -166,7 +166,7 @@ type refusal struct {
 
 // leaveConnLocked ends the count of a connection admitted by
 // admitConnLocked. The caller holds a.mu.
-func (a *Adaptation) leaveConnLocked(peer *socketpair.Cred) {
+func (a *Adaptation) leaveConnLocked(peer *identity.Peer) {
 	a.unregistered--
 	if peer == nil {
 		return

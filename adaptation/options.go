@@ -171,6 +171,9 @@ type config struct {
 	policy       *policy.Policy
 	policyFile   string
 	policyReload time.Duration
+	// procRoot is where procfs is mounted, for the identities of
+	// external plugins (identify.go); empty: /proc. Tests set it.
+	procRoot string
 }
 
 func defaultConfig() config {

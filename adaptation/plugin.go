@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/identity"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -66,6 +67,9 @@ type plugin struct {
 	kind      PluginKind
 	ep        endpoint
 	pid       int
+	// id is who the plugin is (package identity), as the runtime can
+	// prove it: the name is only what it registered with.
+	id *identity.Identity
 	// log is for the records the plugin causes, within its budget logs
 	// (logbound.go), with plugin=IDX-NAME.
 	log  *slog.Logger
@@ -121,14 +125,14 @@ type plugin struct {
 
 // newPlugin returns a plugin whose log records are within logs (a new
 // budget if nil).
-func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int, logs *logBudget) *plugin {
+func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pid int, id *identity.Identity, logs *logBudget) *plugin {
 	full := api.FullPluginName(idx, name)
 	ov := a.cfg.overrides[full]
 	if logs == nil {
 		logs = a.pluginLogBudget(full)
 	}
 	p := &plugin{
-		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid,
+		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid, id: id,
 		required:   ov.Required,
 		timeout:    a.cfg.requestTimeout,
 		track:      newTracker(nil),

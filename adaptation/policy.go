@@ -143,8 +143,16 @@ func (a *Adaptation) initPolicy() error {
 		a.log.Info("no policy file, every plugin may make every change", "path", a.cfg.policyFile)
 	} else {
 		a.log.Info("policy loaded", "path", a.cfg.policyFile, "grants", len(p.Grants()), "required", p.Required())
+		a.logPolicyWarnings(p)
 	}
 	return nil
+}
+
+// logPolicyWarnings logs what is valid in p but weak (policy.Warnings).
+func (a *Adaptation) logPolicyWarnings(p *policy.Policy) {
+	for _, w := range p.Warnings() {
+		a.log.Warn("policy warning", "warning", w.Error())
+	}
 }
 
 // Policy returns the policy in force: nil for none.
@@ -195,6 +203,7 @@ func (a *Adaptation) reloadLocked() error {
 	a.polFile.info = fi
 	a.applyPolicy(p)
 	a.log.Info("policy reloaded", "path", path, "grants", len(p.Grants()), "required", p.Required())
+	a.logPolicyWarnings(p)
 	return nil
 }
 

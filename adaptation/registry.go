@@ -120,8 +120,12 @@ func (a *Adaptation) missingRequiredLocked(s subject) error {
 // admit reserves p's name while it is configured. An external plugin
 // registering under a reserved name (reserve.go) is refused, and so is a
 // second registration under the name of a builtin or pre-installed
-// plugin; an external plugin may replace an external plugin of the same name
-// (handover, see activate). An external plugin registering under the name
+// plugin; an external plugin may replace an external plugin of the same
+// name only with the same identity (handover, see activate and
+// identity.Identity.Same), and is refused, naming both identities,
+// otherwise; an external plugin whose identity the policy's grants and
+// required entries of its name do not take is refused (see
+// policy.Policy.GrantForIdentity). An external plugin registering under the name
 // of another external one that is still between RegisterPlugin and
 // activation (a plugin reconnecting at once, before the runtime has
 // finished with its previous connection) waits for that one to be
@@ -158,9 +162,26 @@ func (a *Adaptation) admit(p *plugin) *RegistrationError {
 		}
 	}
 	defer a.mu.Unlock()
-	if old := a.findLocked(p.full); old != nil && (old.kind != KindExternal || p.kind != KindExternal) {
-		return registrationError(p.full, codes.AlreadyExists, nil,
-			"plugin %q is already registered (%s); only external plugins can be replaced", p.full, old.kind)
+	var unbound error // the policy's refusal of p's identity
+	if p.kind == KindExternal {
+		_, unbound = a.pol.Load().GrantForIdentity(p.idx, p.name, p.id)
+	}
+	if old := a.findLocked(p.full); old != nil {
+		if old.kind != KindExternal || p.kind != KindExternal {
+			return registrationError(p.full, codes.AlreadyExists, nil,
+				"plugin %q is already registered (%s); only external plugins can be replaced", p.full, old.kind)
+		}
+		// The same identity replaces it, and so does one the policy
+		// binds the name to when the connected one no longer meets it
+		// (a reload bound the name).
+		if !p.id.Same(old.id) && (unbound != nil || old.unbound() == nil) {
+			return registrationError(p.full, codes.PermissionDenied, nil,
+				"plugin %q is connected as %s; a connection as %s may not replace it: an external plugin is replaced only by the same identity",
+				p.full, old.id, p.id)
+		}
+	}
+	if unbound != nil {
+		return registrationError(p.full, codes.PermissionDenied, unbound, "%v", unbound)
 	}
 	a.admitting[p.full] = p
 	return nil

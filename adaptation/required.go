@@ -39,7 +39,16 @@ func (r *requiredSet) has(p *plugin) bool {
 	if r == nil {
 		return false
 	}
-	return slices.ContainsFunc(r.names, func(n string) bool { return n == p.name || n == p.full })
+	return slices.ContainsFunc(r.names, p.counts)
+}
+
+// counts reports whether p counts as the required plugin n (NAME or
+// IDX-NAME): it has that name and an identity the policy takes for it (a
+// plugin registering under a name the policy requires without the
+// identity its entry takes is refused, see admit; one a reload left
+// without it counts for nothing).
+func (p *plugin) counts(n string) bool {
+	return (n == p.name || n == p.full) && p.unbound() == nil
 }
 
 // requiredFor returns the plugins the policy and the pod's annotation
@@ -106,9 +115,17 @@ func (a *Adaptation) missingLocked(r *requiredSet) error {
 		return nil
 	}
 	for _, n := range r.names {
-		if !slices.ContainsFunc(a.plugins, func(p *plugin) bool { return n == p.name || n == p.full }) {
-			return &RequiredPluginError{Plugin: n}
+		if slices.ContainsFunc(a.plugins, func(p *plugin) bool { return p.counts(n) }) {
+			continue
 		}
+		// One of that name, connected without the identity the policy
+		// takes for it, is named with the reason.
+		for _, p := range a.plugins {
+			if n == p.name || n == p.full {
+				return &RequiredPluginError{Plugin: n, Err: p.unbound()}
+			}
+		}
+		return &RequiredPluginError{Plugin: n}
 	}
 	return nil
 }

@@ -28,11 +28,12 @@ import (
 // another driver capability; refusingPolicy lets gpu-env set
 // NVIDIA_VISIBLE_DEVICES only, so that the runtime refuses an answer that
 // also sets NVIDIA_DRIVER_CAPABILITIES (which gpu-env always sets): the
-// container gets neither.
+// container gets neither. Its grant says identity: any: the runtime's gpu-env
+// runs by hand on the host (docs/policy.md, Identity).
 const (
 	gpuConfig      = "namespaces: [ml]\nvisibleDevices: [\"[0-3]\"]\n"
 	gpuConfigNext  = gpuConfig + "env: {NVIDIA_VISIBLE_DEVICES: void, NVIDIA_DRIVER_CAPABILITIES: all}\n"
-	refusingPolicy = "version: 1\ngrants:\n  - plugins: [gpu-env]\n    adjust:\n      env: [NVIDIA_VISIBLE_DEVICES]\n"
+	refusingPolicy = "version: 1\ngrants:\n  - plugins: [gpu-env]\n    identity: any\n    adjust:\n      env: [NVIDIA_VISIBLE_DEVICES]\n"
 )
 
 // replayContainer is what the test reads of a replay's JSON report.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,13 +109,16 @@ func (r *runtime) createAndStart(podID string, pod harness.PodConfig, ctr harnes
 }
 
 // grantPolicy lets the gpu-env instances set NVIDIA_* variables only, and
-// the template its variable and annotation.
+// the template its variable and annotation. The plugins run by hand on the
+// host, as any process that reaches the socket: identity: any.
 const grantPolicy = `version: 1
 grants:
   - plugins: [gpu-ok, gpu-beyond, gpu-strict]
+    identity: any
     adjust:
       env: ["NVIDIA_*"]
   - plugins: [template]
+    identity: any
     adjust:
       env: [NRI_TEMPLATE]
       annotations: [template.nrikit.io/seen]
@@ -184,12 +188,19 @@ const (
 )
 
 // attack runs the attacker's pod, in the namespace the shipped policy
-// lets the device-injector serve, and returns its container.
+// lets the device-injector serve, and returns its container; the
+// device-injector runs, with the wide-open configuration, by hand.
 func (r *runtime) attack() *harness.ContainerInfo {
 	r.t.Helper()
 	conf := filepath.Join(r.Dir, "device-injector.yaml")
 	writeFile(r.t, conf, wideOpen)
 	r.samplePlugin("device-injector", "10", "-config", conf)
+	return r.attackPod()
+}
+
+// attackPod runs the attacker's pod and returns its container.
+func (r *runtime) attackPod() *harness.ContainerInfo {
+	r.t.Helper()
 	pod := harness.NewPod("gpu-workloads", "attacker")
 	pod.Annotations = map[string]string{
 		"mounts.noderesource.dev/container.main":  attackMount,
@@ -241,11 +252,26 @@ func TestTrustHostRootAttack(t *testing.T) {
 			m.Source, m.Options, marker, info.Pid, line)
 	})
 	t.Run("under the shipped policy", func(t *testing.T) {
-		r := newRuntime(t, harness.Options{})
+		// The device-injector as its DaemonSet's pod, which the shipped
+		// policy's grant binds (docs/policy.md, Identity), with the
+		// wide-open configuration.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		ctr, image := pluginContainer(ctx, t, "device-injector", wideOpen)
+		r := newRuntime(t, harness.Options{ExtraImageTars: []string{image}})
 		path, data := shippedPolicy(t)
 		r.writePolicy(data)
 		r.start()
-		info := r.attack()
+		r.runPlugin(daemonSetPod("device-injector"), ctr)
+		if err := harness.Eventually(r.ctx, time.Minute, func() error {
+			if synchronized(r.Log(), "20-device-injector", false) == 0 {
+				return fmt.Errorf("the device-injector's pod has not synchronized")
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("%v\n%s", err, lineWith(r.Log(), "plugin registration failed"))
+		}
+		info := r.attackPod()
 		if m := hostMount(info.Spec); m != nil {
 			t.Errorf("under %s the container has /host from %s: %+v", path, m.Source, m)
 		}
@@ -255,7 +281,7 @@ func TestTrustHostRootAttack(t *testing.T) {
 		if hasDevice(info.Spec, "/dev/sda") {
 			t.Errorf("under %s the container has /dev/sda", path)
 		}
-		line := r.waitDenied("10-device-injector", "mounts", "/host", "main", "gpu-workloads/attacker")
+		line := r.waitDenied("20-device-injector", "mounts", "/host", "main", "gpu-workloads/attacker")
 		evidence(t, "shipped policy %s: container main created without /host or /dev/sda (spec, /proc/%d/mountinfo); %s: %s",
 			strings.TrimPrefix(path, suite.repo+"/"), info.Pid, r.Kind(), line)
 	})
@@ -344,7 +370,7 @@ func TestTrustRequiredPlugin(t *testing.T) {
 	}
 	t.Run("by the policy", func(t *testing.T) {
 		r := newRuntime(t, harness.Options{})
-		r.writePolicy("version: 1\nrequired: [e2e-required]\ngrants:\n  - plugins: [logger]\n")
+		r.writePolicy("version: 1\nrequired: [{plugin: e2e-required, identity: any}]\n")
 		r.start()
 		runp(r, harness.NewPod("trust", "needs-policy"), "e2e-required")
 		// The required plugin (an observer) connects: pods run again.
@@ -383,7 +409,7 @@ func TestTrustPolicyReload(t *testing.T) {
 	wantEnv(t, r.createAndStart(podID, pod, harness.NewContainer("before")), "NRI_TEMPLATE", "injected-by-nri-template")
 
 	// Narrowed: the template may set its annotation, no longer its variable.
-	r.writePolicy("version: 1\ngrants:\n  - plugins: [template]\n    adjust:\n      annotations: [template.nrikit.io/seen]\n")
+	r.writePolicy("version: 1\ngrants:\n  - plugins: [template]\n    identity: any\n    adjust:\n      annotations: [template.nrikit.io/seen]\n")
 	written := time.Now()
 	// The reload is asynchronous: create containers until one is refused
 	// the variable (bounded).

@@ -42,10 +42,10 @@ func TestHostRootAttack(t *testing.T) {
 		t.Fatalf("sample grant: violations %v, want mounts and linux.devices", vs)
 	}
 	if want := `mounts "{source: /, destination: /host, type: bind, options: [rbind, rw]}" denied: ` +
-		`source "/" is not under an allowed source (testdata/samples.yaml:12: grants[0].adjust.mounts)`; vs[0].String() != want {
+		`source "/" is not under an allowed source (testdata/samples.yaml:16: grants[0].adjust.mounts)`; vs[0].String() != want {
 		t.Errorf("mount violation:\n%s\nwant\n%s", vs[0], want)
 	}
-	if want := `linux.devices "/dev/sda b 8:0" denied: no device rule allows this path, type and number (testdata/samples.yaml:9: grants[0].adjust.devices)`; vs[1].String() != want {
+	if want := `linux.devices "/dev/sda b 8:0" denied: no device rule allows this path, type and number (testdata/samples.yaml:13: grants[0].adjust.devices)`; vs[1].String() != want {
 		t.Errorf("device violation:\n%s\nwant\n%s", vs[1], want)
 	}
 	err = Deny("10-device-injector", testPod, testCtr, vs)

@@ -18,12 +18,7 @@ func (c *compiler) compile(doc *Document) *Policy {
 		c.errorf([]any{"version"}, "unknown version %d: want 1", doc.Version)
 	}
 	c.action = c.parseAction([]any{"action"}, doc.Action, ActionDeny)
-	for i, r := range doc.Required {
-		if err := checkPluginRef(r); err != nil {
-			c.errorf([]any{"required", i}, "%v", err)
-		}
-		p.required = append(p.required, r)
-	}
+	c.required(p, doc.Required)
 	for i := range doc.Grants {
 		where := []any{"grants", i}
 		spec := &doc.Grants[i]
@@ -41,6 +36,8 @@ func (c *compiler) compile(doc *Document) *Policy {
 	} else {
 		p.def = c.grant([]any{"default"}, c.file+": no default grant", &GrantSpec{})
 	}
+	p.none = c.grant([]any{"grants"}, c.file+": no grant for the plugin's identity", &GrantSpec{})
+	p.warnings = c.identityWarnings(doc)
 	return p
 }
 
@@ -54,7 +51,8 @@ func checkPluginRef(r string) error {
 
 // grant compiles one grant.
 func (c *compiler) grant(where []any, label string, spec *GrantSpec) *Grant {
-	g := &Grant{label: label, action: c.parseAction(at(where, "action"), spec.Action, c.action)}
+	g := &Grant{label: label, action: c.parseAction(at(where, "action"), spec.Action, c.action),
+		identity: c.identityRule(at(where, "identity"), label, spec.Identity)}
 	for i, text := range spec.Plugins {
 		pp, err := compilePattern(text)
 		if err != nil {

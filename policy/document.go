@@ -16,10 +16,10 @@ import (
 type Document struct {
 	// Version is the format's version; 0 (absent) or 1.
 	Version int `yaml:"version"`
-	// Required lists the plugins (NAME or IDX-NAME) that must be
-	// registered for a pod to be created and for a container to be
-	// created.
-	Required []string `yaml:"required"`
+	// Required lists the plugins (NAME or IDX-NAME, and the identity
+	// they must have) that must be registered for a pod to be created
+	// and for a container to be created.
+	Required []RequirementSpec `yaml:"required"`
 	// Grants are the grants of named plugins, tried in order: the first
 	// one whose plugins match a plugin is its grant.
 	Grants []GrantSpec `yaml:"grants"`
@@ -39,6 +39,9 @@ type GrantSpec struct {
 	// NAME ("*-injector"). Required in an entry of grants, absent in
 	// default.
 	Plugins []string `yaml:"plugins"`
+	// Identity is who an external plugin must be to get the grant (see
+	// IdentitySpec); absent, the grant is for launched plugins only.
+	Identity *IdentitySpec `yaml:"identity"`
 	// Where restricts the pods and containers the plugin is sent events
 	// about and may update or evict: the runtime ANDs it with the
 	// plugin's own scope. Absent: everywhere.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/identity"
 )
 
 // FuzzParse checks that Parse never panics, that every mistake it
@@ -25,6 +26,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("grants:\n  - plugins: [\"*\"]\n    where: {podLabelSelector: \"a in (b)\"}\n"))
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
 	f.Add([]byte("action: audit\ndefault:\n  action: deny\n  adjust:\n    hooks: [/x, {path: /y, args: [y, \"*\"], moreArgs: true, env: [\"A=*\"]}]\n    mounts: {remove: [/m], destinations: [\"/d/*\"]}\n    annotations: [cdi.k8s.io/nri]\n"))
+	f.Add([]byte(identityPolicy))
 	attack := &api.ContainerAdjustment{
 		Mounts: []*api.Mount{{Source: "/", Destination: "/host", Type: "bind", Options: []string{"rbind", "rw"}},
 			{Destination: "-/proc"}},
@@ -44,6 +46,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		for _, id := range []*identity.Identity{realHooks, hostProc, unlocated, nil} {
+			g, _ := p.GrantForIdentity("10", "hook-injector", id)
+			_ = g.Summary()
+		}
+		_ = p.Warnings()
 		g := p.GrantFor("10", "device-injector")
 		g.CheckAdjustment(testPod, testCtr, attack)
 		g.CheckUpdate(testPod, testCtr, &api.ContainerUpdate{Linux: &api.LinuxContainerUpdate{Resources: attack.GetLinux().GetResources()}})

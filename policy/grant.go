@@ -8,15 +8,22 @@ import (
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/api/capability"
 	"github.com/nrikit/nrikit/filter"
+	"github.com/nrikit/nrikit/identity"
 )
 
 // Policy is a compiled policy file: immutable, safe for concurrent use.
 // The nil *Policy is "no policy": every plugin may do everything.
 type Policy struct {
-	file     string
-	grants   []*Grant
-	def      *Grant
-	required []string
+	file         string
+	grants       []*Grant
+	def          *Grant
+	required     []string
+	requirements []requirement
+	// none is the grant of nothing of a plugin whose identity meets no
+	// grant (see GrantForIdentity).
+	none *Grant
+	// warnings are what Warnings returns.
+	warnings []*Error
 }
 
 // Grant is what one plugin may do: compiled rules, immutable and safe for
@@ -25,6 +32,7 @@ type Grant struct {
 	label    string // "policy.yaml:7: grants[1]"
 	action   Action
 	patterns []pluginPattern
+	identity identityRule
 	where    *api.PluginScope
 	filter   *filter.Filter
 	caps     capability.Set
@@ -73,24 +81,20 @@ func (p *Policy) File() string {
 	return p.file
 }
 
-// GrantFor returns the grant of the plugin idx-name: that of the first
+// GrantFor returns the grant of the launched plugin idx-name
+// (pre-installed, WASM, builtin: who its file or registration in the
+// runtime says, which meets every identity section): that of the first
 // entry of grants (in the file's order) with a pattern that matches it,
-// else the default grant (a grant of nothing if the file has none). On
+// else the default grant (a grant of nothing if the file has none). An
+// external plugin's grant depends on its identity: GrantForIdentity. On
 // the nil *Policy it returns nil, which allows everything.
 func (p *Policy) GrantFor(idx, name string) *Grant {
-	if p == nil {
-		return nil
-	}
-	full := api.FullPluginName(idx, name)
-	for _, g := range p.grants {
-		for i := range g.patterns {
-			if g.patterns[i].match(idx, name, full) {
-				return g
-			}
-		}
-	}
-	return p.def
+	g, _ := p.GrantForIdentity(idx, name, launched)
+	return g
 }
+
+// launched is the identity GrantFor resolves grants for.
+var launched = identity.Launched(identity.Builtin, "")
 
 // Grants returns the grants in the file's order, then the default one.
 func (p *Policy) Grants() []*Grant {
@@ -101,7 +105,10 @@ func (p *Policy) Grants() []*Grant {
 }
 
 // Required returns the plugins (NAME or IDX-NAME) that must be present
-// for pods and containers to be created.
+// for pods and containers to be created: present, that is registered
+// with an identity that meets their entry (a runtime refuses a plugin
+// that registers under a required name without it, see
+// GrantForIdentity).
 func (p *Policy) Required() []string {
 	if p == nil {
 		return nil
@@ -171,7 +178,7 @@ func (g *Grant) Rule(c capability.Capability) string {
 }
 
 // Summary describes the grant in one line for `nri check policy`: its
-// plugins, where, and its capabilities.
+// plugins, the identity they must have, where, and its capabilities.
 func (g *Grant) Summary() string {
 	if g == nil {
 		return "no policy: everything"
@@ -180,6 +187,9 @@ func (g *Grant) Summary() string {
 	b.WriteString(g.label)
 	if len(g.patterns) > 0 {
 		fmt.Fprintf(&b, " plugins=%s", strings.Join(g.Plugins(), ","))
+	}
+	if g.identity.mode != launchedOnly || len(g.patterns) > 0 || !g.caps.Empty() {
+		b.WriteString(" identity=" + g.identity.String()) // not for the grant of nothing of no default
 	}
 	b.WriteString(" where=" + g.filter.String())
 	b.WriteString(" allows=" + g.caps.String())

@@ -34,7 +34,7 @@ func TestParseSamples(t *testing.T) {
 	if ns := di.Where().GetNamespaces(); len(ns) != 1 || ns[0] != "gpu-workloads" {
 		t.Errorf("device-injector: where %v", di.Where())
 	}
-	if g := p.GrantFor("20", "logger"); !g.Capabilities().Empty() || g.String() != "testdata/samples.yaml:37: grants[5]" {
+	if g := p.GrantFor("20", "logger"); !g.Capabilities().Empty() || g.String() != "testdata/samples.yaml:57: grants[5]" {
 		t.Errorf("logger: %s, capabilities %v", g, g.Capabilities())
 	}
 	all, err := LoadUntrusted("testdata/allow-all.yaml")

@@ -402,13 +402,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, what string) int {
 func TestServe(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "nri.sock")
 	serve, stdout, stderr := startServe(t, "--socket", socket, "--wait-plugins", "1", "--timeout", "30s", "--output", "json")
-	plugin := exec.Command(nriBinary, "plugin", "logger", "-idx", "10", "-socket", socket)
-	var pluginErr bytes.Buffer
-	plugin.Stderr = &pluginErr
-	if err := plugin.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = plugin.Process.Kill() })
+	plugin, pluginErr := startLogger(t, socket)
 	if code := waitExit(t, serve, "nri serve"); code != 0 {
 		t.Fatalf("nri serve exit %d\nstderr:\n%s", code, stderr)
 	}
@@ -428,6 +422,20 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(pluginErr.String(), "CreateContainer") {
 		t.Errorf("the logger logged no CreateContainer:\n%s", pluginErr.String())
 	}
+}
+
+// startLogger starts `nri plugin logger` as an external plugin of the
+// runtime at socket, its stderr in the buffer returned.
+func startLogger(t *testing.T, socket string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	plugin := exec.Command(nriBinary, "plugin", "logger", "-idx", "10", "-socket", socket)
+	var stderr bytes.Buffer
+	plugin.Stderr = &stderr
+	if err := plugin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plugin.Process.Kill() })
+	return plugin, &stderr
 }
 
 // brokenPlugin writes a plugin executable that exits at once.
@@ -472,4 +480,31 @@ func TestRunBrokenPlugin(t *testing.T) {
 	if rep.OK || len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0], "plugin 60-broken did not register") {
 		t.Errorf("ok %v, failures %q", rep.OK, rep.Failures)
 	}
+}
+
+// TestServeIdentityRefusal: under a policy that binds the logger's name to
+// its DaemonSet's pods, the logger run by hand (a process in no
+// container) is refused, and both it and nri serve say why.
+func TestServeIdentityRefusal(t *testing.T) {
+	dir := t.TempDir()
+	socket, pol := filepath.Join(dir, "nri.sock"), filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, []byte("grants:\n  - plugins: [logger]\n    identity: {namespaces: [kube-system]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serve, _, stderr := startServe(t, "--socket", socket, "--policy", pol, "--wait-plugins", "1", "--timeout", "5s")
+	waitSocket(t, socket)
+	plugin, pluginErr := startLogger(t, socket)
+	if code := waitExit(t, plugin, "the plugin"); code == 0 {
+		t.Errorf("the refused plugin exited with status 0:\n%s", pluginErr.String())
+	}
+	if code := waitExit(t, serve, "nri serve"); code != exitPlugins {
+		t.Errorf("nri serve exit %d, want %d\nstderr:\n%s", code, exitPlugins, stderr)
+	}
+	want := `plugin \"10-logger\": the policy binds this name to another identity: ` + pol + `:2: grants[0] takes identity namespaces=[\"kube-system\"]; this plugin is external pid=`
+	for what, out := range map[string]string{"the plugin": pluginErr.String(), "nri serve": stderr.String()} {
+		if !strings.Contains(strings.ReplaceAll(out, `\\"`, `\"`), want) || !strings.Contains(out, "container=none") {
+			t.Errorf("%s does not say why the plugin was refused (%s):\n%s", what, want, out)
+		}
+	}
+	t.Logf("the plugin's stderr:\n%s", pluginErr.String())
 }

@@ -372,3 +372,70 @@ func checkPinned(t *testing.T, name string, r *Rendered) {
 }
 
 func intstrName(name string) intstr.IntOrString { return intstr.FromString(name) }
+
+// policyIdentity is the identity section of an overlay's grant
+// (policy.yaml: docs/policy.md, Identity), as far as a DaemonSet's pods
+// can meet it.
+type policyIdentity struct {
+	Namespaces       []string `json:"namespaces"`
+	PodLabelSelector string   `json:"podLabelSelector"`
+	ContainerNames   []string `json:"containerNames"`
+}
+
+// overlayIdentity returns the identity of the one grant of the overlay's
+// policy.yaml.
+func overlayIdentity(t *testing.T, name string) policyIdentity {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(kustomizeDir, "overlays", name, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Grants []struct {
+			Identity *policyIdentity `json:"identity"`
+		} `json:"grants"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Grants) != 1 || doc.Grants[0].Identity == nil {
+		t.Fatalf("%s/policy.yaml: want one grant with an identity, have %+v", name, doc.Grants)
+	}
+	return *doc.Grants[0].Identity
+}
+
+// selects reports whether the DaemonSet's pods meet the identity.
+func (id policyIdentity) selects(t *testing.T, ds *appsv1.DaemonSet) bool {
+	t.Helper()
+	sel, err := labels.Parse(id.PodLabelSelector)
+	if err != nil {
+		t.Fatalf("podLabelSelector %q: %v", id.PodLabelSelector, err)
+	}
+	match := func(globs []string, s string) bool {
+		return slices.ContainsFunc(globs, func(g string) bool { ok, _ := path.Match(g, s); return ok })
+	}
+	pod := &ds.Spec.Template
+	return match(id.Namespaces, ds.Namespace) && sel.Matches(labels.Set(pod.Labels)) &&
+		slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return match(id.ContainerNames, c.Name) })
+}
+
+// TestGrantsBindTheirDaemonSets: the identity of each overlay's grant
+// (and so of the node policy's, which TestShippedNodePolicy keeps equal)
+// takes the pods the overlay's DaemonSet renders, namespace, labels and
+// container, and not those of any other overlay: no sample can register
+// as another and get its grant.
+func TestGrantsBindTheirDaemonSets(t *testing.T) {
+	names := overlays(t)
+	daemonSets := map[string]*appsv1.DaemonSet{}
+	for _, name := range names {
+		daemonSets[name] = render(t, filepath.Join(kustomizeDir, "overlays", name)).DaemonSets[0]
+	}
+	for _, name := range names {
+		id := overlayIdentity(t, name)
+		for _, other := range names {
+			if got := id.selects(t, daemonSets[other]); got != (other == name) {
+				t.Errorf("%s's grant identity %+v takes %s's pods: %v", name, id, other, got)
+			}
+		}
+	}
+}

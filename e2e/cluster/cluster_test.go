@@ -42,6 +42,7 @@ func TestNode(t *testing.T) {
 		{"RolloutNewImage", rolloutNewImage},
 		{"MetricsScraped", metricsScraped},
 		{"PolicyEnforced", policyEnforced},
+		{"IdentityEnforced", identityEnforced},
 		{"DaemonSetDeleted", daemonSetDeleted},
 		{"HelmInstalled", helmInstalled},
 		{"HelmREADME", helmREADME},

@@ -197,3 +197,20 @@ func waitGone(pid int, timeout time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WaitLine waits until a line of what log returns (a runtime's log) holds
+// every one of wants, and returns it, trimmed; the error says what was
+// waited for.
+func WaitLine(ctx context.Context, timeout time.Duration, log func() string, wants ...string) (string, error) {
+	var line string
+	err := Eventually(ctx, timeout, func() error {
+		for _, l := range strings.Split(log(), "\n") {
+			if !slices.ContainsFunc(wants, func(w string) bool { return !strings.Contains(l, w) }) {
+				line = strings.TrimSpace(l)
+				return nil
+			}
+		}
+		return fmt.Errorf("no line of the log holds all of %q", wants)
+	})
+	return line, err
+}

@@ -54,8 +54,8 @@ func TestHostRootAttackShippedPolicy(t *testing.T) {
 
 	vs := nodepolicy.Load(t).GrantFor("20", Name).CheckAdjustment(pod, nodeCtr, adj)
 	want := []string{
-		`mounts "{source: /, destination: /host, type: bind, options: [rbind, rw]}" denied: source "/" is not under an allowed source (/etc/nri/policy.yaml:12: grants[0].adjust.mounts)`,
-		`linux.devices "/dev/sda b 8:0" denied: no device rule allows this path, type and number (/etc/nri/policy.yaml:9: grants[0].adjust.devices)`,
+		`mounts "{source: /, destination: /host, type: bind, options: [rbind, rw]}" denied: source "/" is not under an allowed source (/etc/nri/policy.yaml:16: grants[0].adjust.mounts)`,
+		`linux.devices "/dev/sda b 8:0" denied: no device rule allows this path, type and number (/etc/nri/policy.yaml:13: grants[0].adjust.devices)`,
 	}
 	if len(vs) != len(want) {
 		t.Fatalf("the shipped grant's violations: %v, want %d", vs, len(want))

@@ -9,7 +9,7 @@
 //   - a test helper under internal/testing/ imports, besides internal/,
 //     only the libraries, and only tests and other test helpers import it;
 //   - the libraries (api, stub, adaptation, merge, filter, validator,
-//     policy, ocispec, conformance, record) import nothing of the tool
+//     policy, identity, ocispec, conformance, record) import nothing of the tool
 //     (cmd/), the sample plugins (plugins/) or the suites of tests/;
 //   - api's code (the protocol; tests aside) imports nothing of this
 //     module but api/..., and stub/handler's (the handler interfaces,

@@ -19,7 +19,7 @@ import (
 const repoRoot = "../.."
 
 // libraries are the main module's library trees, relative to its root.
-var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "ocispec", "conformance", "record"}
+var libraries = []string{"api", "stub", "adaptation", "merge", "filter", "validator", "policy", "identity", "ocispec", "conformance", "record"}
 
 // pluginImports are what the sample plugins' code (tests aside) may
 // import of this module.

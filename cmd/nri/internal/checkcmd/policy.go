@@ -33,7 +33,9 @@ func newPolicyCmd() *cobra.Command {
 runtime does: unknown and duplicate keys, values of the wrong type, malformed globs and
 selectors, unknown enum names, rlimits and namespace types are mistakes, printed one a line
 as FILE:LINE: message. A valid file is summarized: the required plugins and each grant with
-its plugins, where and what it allows, in the order plugins are matched.
+its plugins, the identity they must have, where and what it allows, in the order plugins are
+matched; then a warning, FILE:LINE: warning: message, for every grant or required plugin that
+takes any process that can reach the runtime's socket (identity: any).
 
 With --plugin-dir DIR (a runtime's plugin directory, such as /opt/nri/plugins), each plugin
 there is listed with the name it registers under and the grant it gets; a grant or required
@@ -114,11 +116,14 @@ func checkPolicy(w io.Writer, path string) error {
 	}
 	grants := p.Grants()
 	fmt.Fprintf(w, "%s: valid: %d %s and the default\n", path, len(grants)-1, plural(len(grants)-1, "grant"))
-	if req := p.Required(); len(req) > 0 {
+	if req := p.RequiredSummary(); len(req) > 0 {
 		fmt.Fprintf(w, "required: %s\n", strings.Join(req, ", "))
 	}
 	for _, g := range grants {
 		fmt.Fprintln(w, g.Summary())
+	}
+	for _, warn := range p.Warnings() {
+		fmt.Fprintf(w, "%s:%d: warning: %s\n", warn.File, warn.Line, warn.Msg)
 	}
 	if err := policy.CheckTrusted(path); err != nil {
 		fmt.Fprintf(w, "note: a runtime would refuse this file: %v\n", err)

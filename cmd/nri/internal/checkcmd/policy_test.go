@@ -33,11 +33,26 @@ func TestCheckPolicy(t *testing.T) {
 		t.Fatalf("valid policy: %v\n%s", err, out)
 	}
 	want := "policy.yaml: valid: 1 grant and the default\n" +
-		"required: 10-logger\n" +
-		`policy.yaml:3: grants[0] plugins=gpu-env where=namespaces=["gpu-*"] AND cel="pod.name != 'x'" allows=env` + "\n" +
+		"required: 10-logger identity=launched\n" +
+		`policy.yaml:3: grants[0] plugins=gpu-env identity=launched where=namespaces=["gpu-*"] AND cel="pod.name != 'x'" allows=env` + "\n" +
 		"policy.yaml: no default grant where=all allows=none\n"
 	if out != want {
 		t.Errorf("summary:\n%s\nwant\n%s", out, want)
+	}
+
+	// A grant for any process that reaches the socket is valid, with a
+	// warning at its line.
+	out, err = runPolicy(t, "grants:\n  - plugins: [logger]\n    identity: any\n  - plugins: [gpu-env]\n    identity: {namespaces: [kube-system]}\n")
+	if err != nil {
+		t.Fatalf("valid policy: %v\n%s", err, out)
+	}
+	want = "policy.yaml: valid: 2 grants and the default\n" +
+		"policy.yaml:2: grants[0] plugins=logger identity=any where=all allows=none\n" +
+		`policy.yaml:4: grants[1] plugins=gpu-env identity=namespaces=["kube-system"] where=all allows=none` + "\n" +
+		"policy.yaml: no default grant where=all allows=none\n" +
+		"policy.yaml:3: warning: grants[0].identity: any process that can reach the runtime's socket may register as logger and get this grant (and keep the plugin you mean out): bind it to the plugin's identity (docs/policy.md, Identity)\n"
+	if out != want {
+		t.Errorf("summary with a warning:\n%s\nwant\n%s", out, want)
 	}
 
 	out, err = runPolicy(t, "grants:\n  - plugins: [gpu-env]\n    adjust:\n      evn: [\"NVIDIA_*\"]\n      sysctl: [\"[\"]\n")
