@@ -15,6 +15,7 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/stub"
+	"github.com/nrikit/nrikit/stub/handler"
 	"github.com/nrikit/nrikit/stub/stubtest"
 )
 
@@ -343,6 +344,10 @@ func TestExtensionsInConfigureResponse(t *testing.T) {
 	_, p = startStub(t, rt, &creator{}, stub.WithObserveOnly())
 	if !p.ConfigureResponse().GetObserveOnly() {
 		t.Errorf("WithObserveOnly: ConfigureResponse = %v", p.ConfigureResponse())
+	}
+	_, p = startStub(t, rt, &creator{}, stub.WithDeclarations(handler.Declarations{ObserveOnly: true}))
+	if !p.ConfigureResponse().GetObserveOnly() {
+		t.Errorf("Declarations.ObserveOnly: ConfigureResponse = %v", p.ConfigureResponse())
 	}
 }
 

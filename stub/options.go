@@ -301,6 +301,7 @@ func WithDeclarations(d handler.Declarations) Option {
 			Subscription: WithSubscription, RequiredEvents: WithRequiredEvents,
 			RequiredCapabilities: WithRequiredCapabilities, Scope: WithScope,
 			FailurePolicy: WithFailurePolicy, DefaultConfig: WithDefaultConfig,
+			ObserveOnly: WithObserveOnly,
 		}
 		return pcore.Apply(c, declare.Options(d))
 	}

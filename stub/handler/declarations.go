@@ -53,6 +53,11 @@ type Declarations struct {
 	// DefaultConfig, if not empty, is handed to the Configure handler
 	// when the runtime sends no configuration.
 	DefaultConfig string
+	// ObserveOnly declares that the plugin only observes
+	// (docs/protocol.md §5.5): a nrikit runtime never waits for its
+	// answers and uses none of them; an upstream runtime ignores the
+	// declaration and calls the plugin in its turn.
+	ObserveOnly bool
 }
 
 // Check reports what makes d invalid for any plugin: event bits that name

@@ -4,16 +4,15 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/stub/handler"
 )
 
-// TestObserveOnly checks that WithObserveOnly sends observe_only with the
-// Configure response, and that nothing else does.
+// TestObserveOnly checks that WithObserveOnly and a declaration of
+// ObserveOnly send observe_only with the Configure response, and that
+// nothing else does.
 func TestObserveOnly(t *testing.T) {
-	for _, observe := range []bool{false, true} {
-		var opts []Option
-		if observe {
-			opts = append(opts, WithObserveOnly())
-		}
+	for i, opts := range [][]Option{nil, {WithObserveOnly()}, {WithDeclarations(handler.Declarations{ObserveOnly: true})}} {
+		observe := i > 0
 		g, err := New(&everything{}, opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -23,7 +22,7 @@ func TestObserveOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rsp.GetObserveOnly() != observe {
-			t.Errorf("WithObserveOnly %v: observe_only %v", observe, rsp.GetObserveOnly())
+			t.Errorf("options %d: observe_only %v, want %v", i, rsp.GetObserveOnly(), observe)
 		}
 	}
 }

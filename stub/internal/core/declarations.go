@@ -17,6 +17,7 @@ type Declare[With any] struct {
 	Scope                func(*api.PluginScope) With
 	FailurePolicy        func(*api.FailurePolicy) With
 	DefaultConfig        func(string) With
+	ObserveOnly          func() With
 }
 
 // Options returns the options of d's non-zero fields, in the order of
@@ -40,6 +41,9 @@ func (w Declare[With]) Options(d handler.Declarations) []With {
 	}
 	if d.DefaultConfig != "" {
 		opts = append(opts, w.DefaultConfig(d.DefaultConfig))
+	}
+	if d.ObserveOnly {
+		opts = append(opts, w.ObserveOnly())
 	}
 	return opts
 }

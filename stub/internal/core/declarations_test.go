@@ -26,6 +26,7 @@ func TestDeclareOptions(t *testing.T) {
 		Scope:         func(s *api.PluginScope) opt { return note(fmt.Sprintf("scope=%v", s.GetNamespaces())) },
 		FailurePolicy: func(p *api.FailurePolicy) opt { return note(fmt.Sprintf("fail-request=%v", p.GetFailRequest())) },
 		DefaultConfig: func(s string) opt { return note("config=" + s) },
+		ObserveOnly:   func() opt { return note("observe-only") },
 	}
 	var got []string
 	if err := Apply(&got, declare.Options(handler.Declarations{})); err != nil || got != nil {
@@ -38,6 +39,7 @@ func TestDeclareOptions(t *testing.T) {
 		Scope:                &api.PluginScope{Namespaces: []string{"team-*"}},
 		FailurePolicy:        &api.FailurePolicy{FailRequest: true},
 		DefaultConfig:        "x: 1",
+		ObserveOnly:          true,
 	}
 	if err := Apply(&got, declare.Options(d)); err != nil {
 		t.Fatal(err)
@@ -49,6 +51,7 @@ func TestDeclareOptions(t *testing.T) {
 		"scope=[team-*]",
 		"fail-request=true",
 		"config=x: 1",
+		"observe-only",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("options applied %q, want %q", got, want)
