@@ -5,9 +5,10 @@ package prototest
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/bufbuild/protocompile"
@@ -17,18 +18,26 @@ import (
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
-// NRIProto returns the text of the repository's proto/nrikit/nri.proto.
+// NRIProto returns the text of the repository's proto/nrikit/nri.proto,
+// found from the test's working directory (its package's) upwards: not
+// from the test's source path, which -trimpath makes a module path.
 func NRIProto(t testing.TB) string {
 	t.Helper()
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("prototest: no source path")
-	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "../../../proto/nrikit/nri.proto"))
+	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "proto", "nrikit", "nri.proto"))
+		if err == nil {
+			return string(b)
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, fs.ErrNotExist) || parent == dir {
+			t.Fatalf("prototest: proto/nrikit/nri.proto above the test's directory: %v", err)
+		}
+		dir = parent
+	}
 }
 
 // File compiles text as nrikit/nri.proto and returns it as a plugin
