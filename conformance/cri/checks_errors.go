@@ -200,7 +200,7 @@ func teardownErrors(r *run) verdict {
 		call func(context.Context, string) error
 		id   string
 	}{
-		{"StopContainer", r.stopContainer, ctrID},
+		{"StopContainer", r.stopCounted, ctrID},
 		{"RemoveContainer", r.removeContainer, ctrID},
 		{"StopPodSandbox", r.stopPod, podID},
 		{"RemovePodSandbox", r.removePod, podID},

@@ -105,7 +105,7 @@ func containerEvents(r *run) verdict {
 	}); err != nil {
 		return fail("UpdateContainerResources: %s", rpcMessage(err))
 	}
-	if err := r.stopContainer(r.ctx, id); err != nil {
+	if err := r.stopCounted(r.ctx, id); err != nil {
 		return fail("%v", err)
 	}
 	if err := r.removeContainer(r.ctx, id); err != nil {

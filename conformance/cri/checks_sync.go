@@ -88,7 +88,7 @@ func (r *run) lateSync(hold func(ctx context.Context)) (p *plugin, registered <-
 	if p, err = r.dialPlugin(spec, full); err != nil {
 		return nil, nil, time.Time{}, err
 	}
-	registered = background(func() (string, error) { _, err := p.register(r.ctx, registerTimeout); return "", err })
+	registered = background(func() (string, error) { _, err := r.register(p); return "", err })
 	select {
 	case syncAt = <-inSync:
 		return p, registered, syncAt, nil

@@ -89,10 +89,18 @@ func (r *run) plugin(spec pluginSpec) (*plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.register(r.ctx, registerTimeout); err != nil {
+	if _, err := r.register(p); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// register registers p (within registerTimeout), keeping its Synchronize
+// out of the stops of stopCounted.
+func (r *run) register(p *plugin) (*api.ConfigureRequest, error) {
+	r.syncGate.Lock()
+	defer r.syncGate.Unlock()
+	return p.register(r.ctx, registerTimeout)
 }
 
 // dialPlugin connects a plugin of the check without registering it.
@@ -242,6 +250,14 @@ func (r *run) stopContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("StopContainer %s: %s", short(id), rpcMessage(err))
 	}
 	return nil
+}
+
+// stopCounted stops a container whose StopContainer event the check
+// counts: no plugin registers meanwhile (env.syncGate says why).
+func (r *run) stopCounted(ctx context.Context, id string) error {
+	r.syncGate.RLock()
+	defer r.syncGate.RUnlock()
+	return r.stopContainer(ctx, id)
 }
 
 func (r *run) removeContainer(ctx context.Context, id string) error {

@@ -78,6 +78,16 @@ type env struct {
 
 	mu   sync.Mutex
 	down string // the check during which the runtime stopped answering
+
+	// syncGate keeps the Synchronize of a plugin registering out of the
+	// container stops of checks that count StopContainer events: a
+	// registration holds it exclusively, such a stop shares it. CRI-O
+	// v1.36.3 takes a Synchronize that lists a container as
+	// CONTAINER_STOPPED for "plugins told" and then sends StopContainer to
+	// no plugin, when the Synchronize falls between the container's exit and
+	// its NRI StopContainer (docs/conformance.md); those checks judge the
+	// runtime's Stop handling, not that race.
+	syncGate sync.RWMutex
 }
 
 // holdFor is how long a check may hold a hook.
