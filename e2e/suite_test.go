@@ -135,7 +135,7 @@ func setup(m *testing.M) int {
 	}
 	suite.imageTar = filepath.Join(work, "images.tar")
 	if err := harness.WriteImages(suite.imageTar,
-		harness.Image{Ref: harness.PauseImage, Binary: filepath.Join(imgBin, "pause"), Name: "pause"},
+		harness.Pause(imgBin),
 		harness.Image{Ref: harness.WorkloadImage, Binary: filepath.Join(imgBin, "workload"), Name: "workload"},
 	); err != nil {
 		return fail("writing images: %v", err)

@@ -136,7 +136,7 @@ func setup(m *testing.M) int {
 	}
 	env.imageTar = filepath.Join(env.work, "images.tar")
 	if err := harness.WriteImages(env.imageTar,
-		harness.Image{Ref: harness.PauseImage, Binary: filepath.Join(imgBin, "pause"), Name: "pause"},
+		harness.Pause(imgBin),
 		harness.Image{Ref: harness.WorkloadImage, Binary: filepath.Join(imgBin, "workload"), Name: "workload"},
 		harness.Image{Ref: httpgetImage, Binary: filepath.Join(imgBin, "httpget"), Name: "httpget"},
 	); err != nil {

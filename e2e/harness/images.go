@@ -46,6 +46,20 @@ type Image struct {
 	Links []string
 	// Path is the image's PATH ("/" if empty).
 	Path string
+	// StopSignal is the image's stop signal ("" for the runtime's
+	// default, SIGTERM).
+	StopSignal string
+}
+
+// Pause is the pod sandbox image, with the suite's pause program at
+// binDir/pause. Its stop signal is SIGKILL: a sandbox has nothing to
+// clean up, and containerd kills its sandboxes so anyway. CRI-O stops a
+// sandbox it has just started when a plugin refuses RunPodSandbox, and on
+// SIGTERM waited out the CRI call's whole deadline for a pause process
+// that did not go (likely: the Go program is its pod's PID 1, and the
+// kernel drops a signal a PID namespace's init has no handler for yet).
+func Pause(binDir string) Image {
+	return Image{Ref: PauseImage, Binary: filepath.Join(binDir, "pause"), Name: "pause", StopSignal: "SIGKILL"}
 }
 
 // WriteImages writes images into one OCI image layout tarball at path,
@@ -135,6 +149,7 @@ func singleBinaryImage(im Image, platform v1.Platform) (v1.Image, error) {
 	if im.Path != "" {
 		cf.Config.Env = []string{"PATH=" + im.Path}
 	}
+	cf.Config.StopSignal = im.StopSignal
 	return mutate.ConfigFile(img, cf)
 }
 
