@@ -227,11 +227,11 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc 
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
 COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
-NRI_GENERATED := 'merge/*_generated.go' 'ocispec/*_generated.go' 'internal/wasmabi/*_generated.go' 'internal/wasmhost/*_generated.go' 'stub/wasmguest/*_generated.go'
+NRI_GENERATED := 'merge/*_generated.go' 'ocispec/*_generated.go' 'internal/wasmabi/*_generated.go' 'internal/wasmhost/*_generated.go' 'stub/wasmguest/*_generated.go' 'cmd/nri/internal/simulator/*_generated.go'
 
 check-generated: generate
 	@git diff --exit-code -- api/ record/recordpb/ $(NRI_GENERATED) $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ $(NRI_GENERATED) $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/, merge/, ocispec/, internal/wasm*, stub/wasmguest or compat/nri"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ $(NRI_GENERATED) $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/, merge/, ocispec/, internal/wasm*, stub/wasmguest, the simulator or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -19,6 +19,9 @@ type gluePaths struct {
 	// wasmguest gets the guest's constant, dispatch case and
 	// //go:wasmexport function per event.
 	wasmguest protogen.GoImportPath
+	// replay (the simulator's package) gets the replay of every
+	// notification.
+	replay protogen.GoImportPath
 }
 
 // The packages the generated glue calls into.
@@ -158,6 +161,9 @@ func writeWASMGuest(gen *protogen.Plugin, f *protogen.File, t []event, pkg, abi 
 // The host and the guest name the ABI's constants, so they need wasmabi.
 func writeGlue(gen *protogen.Plugin, f *protogen.File, t []event, p gluePaths) error {
 	writeUnimplemented(gen, f)
+	if p.replay != "" {
+		writeReplay(gen, f, t, p.replay)
+	}
 	if p.wasmabi == "" {
 		if p.wasmhost != "" || p.wasmguest != "" {
 			return errors.New("the wasmhost and wasmguest options need the wasmabi option")
@@ -172,4 +178,34 @@ func writeGlue(gen *protogen.Plugin, f *protogen.File, t []event, p gluePaths) e
 		writeWASMGuest(gen, f, t, p.wasmguest, p.wasmabi)
 	}
 	return nil
+}
+
+// writeReplay writes events_generated.go into the simulator's package
+// (import path pkg): replayNotification, which sends a recorded
+// notification's request to the runtime's method of the event
+// (adaptation.Adaptation.<Event>(ctx, req) error, the sibling package
+// adaptation of api) and ignores its result, as a notification never
+// fails.
+func writeReplay(gen *protogen.Plugin, f *protogen.File, t []event, pkg protogen.GoImportPath) {
+	adaptation := protogen.GoImportPath(path.Dir(string(f.GoImportPath)) + "/adaptation")
+	g := gen.NewGeneratedFile(string(pkg)+"/events_generated.go", pkg)
+	header(g, f, pkg)
+	g.P("// replayNotification sends req, the recorded request of a notification,")
+	g.P("// to the runtime's plugins through the runtime's method of the event,")
+	g.P("// and reports whether req is a notification's.")
+	g.P("func replayNotification(ctx ", contextPkg.Ident("Context"), ", a *", adaptation.Ident("Adaptation"), ", req ",
+		protoPkg.Ident("Message"), ") bool {")
+	g.P("switch m := req.(type) {")
+	for _, e := range t {
+		if e.kind != "EventNotification" {
+			continue
+		}
+		g.P("case *", e.req, ":")
+		g.P("_ = a.", e.method, "(ctx, m)")
+	}
+	g.P("default:")
+	g.P("return false")
+	g.P("}")
+	g.P("return true")
+	g.P("}")
 }
