@@ -215,7 +215,8 @@ $(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard too
 	cd tools && $(GO) build -trimpath -o $@ ./$*
 
 ## generate: regenerate protobuf and ttrpc code and the field and event tables (api/, merge/ and
-## ocispec/fields_generated.go, api/events_generated.go; docs/internals.md, "Adding a field" and "Adding an
+## ocispec/fields_generated.go, api/events_generated.go, and the per-event glue in internal/wasmabi,
+## internal/wasmhost, stub/wasmguest and the simulator; docs/internals.md, "Adding a field" and "Adding an
 ## event") from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
