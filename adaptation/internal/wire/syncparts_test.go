@@ -1,0 +1,173 @@
+package wire
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/internal/testing/codecfixture"
+	"google.golang.org/protobuf/proto"
+)
+
+// syncLimit is the Synchronize part limit of the tests: the runtime's.
+const syncLimit = 1 << 20
+
+// testPod and bigCtr are the tests' pods and containers: realistic ones
+// (a container is about 1.3 KB encoded).
+func testPod(i int) *api.PodSandbox { return codecfixture.Pod(i) }
+
+func bigCtr(i int) *api.Container { return codecfixture.Container(i, fmt.Sprint("pod", i%100)) }
+
+// TestSplitSync checks that SplitSync keeps every part within the limit
+// (but for an object too large on its own), keeps every object, in
+// order of kind, and marks every part but the last with More.
+func TestSplitSync(t *testing.T) {
+	var pods []*api.PodSandbox
+	for i := range 100 {
+		pods = append(pods, testPod(i))
+	}
+	var ctrs []*api.Container
+	for i := range 3000 {
+		ctrs = append(ctrs, bigCtr(i))
+	}
+	huge := bigCtr(99999)
+	huge.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
+	ctrs = append(ctrs, huge)
+
+	parts := SplitSync(pods, ctrs, syncLimit)
+	if len(parts) < 3 {
+		t.Fatalf("%d parts, want several", len(parts))
+	}
+	var np, nc int
+	for i, p := range parts {
+		np += len(p.Pods)
+		nc += len(p.Containers)
+		if p.More != (i < len(parts)-1) {
+			t.Errorf("part %d: more=%v", i, p.More)
+		}
+		size := proto.Size(p)
+		if size > syncLimit && !(len(p.Containers) == 1 && p.Containers[0] == huge) {
+			t.Errorf("part %d: %d bytes", i, size)
+		}
+	}
+	if np != len(pods) || nc != len(ctrs) {
+		t.Errorf("parts hold %d pods, %d containers; want %d, %d", np, nc, len(pods), len(ctrs))
+	}
+	if one := SplitSync(nil, nil, syncLimit); len(one) != 1 || one[0].More {
+		t.Errorf("empty state: %v", one)
+	}
+}
+
+// collectParts drains parts, decoding each request from its wire bytes
+// as a plugin does.
+func collectParts(t *testing.T, parts *SyncParts) []*api.SynchronizeRequest {
+	t.Helper()
+	defer parts.Stop()
+	var got []*api.SynchronizeRequest
+	for {
+		req, more, ok, err := parts.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return got
+		}
+		if more != (req.More || moreOnWire(t, req)) {
+			t.Errorf("part %d: next says more=%v, its request does not", len(got)+1, more)
+		}
+		buf, err := proto.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dec api.SynchronizeRequest
+		if err := proto.Unmarshal(buf, &dec); err != nil {
+			t.Fatal(err)
+		}
+		if len(dec.ProtoReflect().GetUnknown()) != 0 {
+			t.Errorf("decoded part has unknown fields")
+		}
+		got = append(got, &dec)
+	}
+}
+
+// TestSyncPartsMatchSplitSync checks that the parts encoded ahead for
+// connected plugins carry, on the wire, exactly the requests of
+// splitSync.
+func TestSyncPartsMatchSplitSync(t *testing.T) {
+	var pods []*api.PodSandbox
+	for i := range 50 {
+		pods = append(pods, testPod(i))
+	}
+	var ctrs []*api.Container
+	for i := range 2000 {
+		ctrs = append(ctrs, bigCtr(i))
+	}
+	huge := bigCtr(99999)
+	huge.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
+	ctrs = append(ctrs[:1000:1000], append([]*api.Container{huge}, ctrs[1000:]...)...)
+
+	for _, tc := range []struct {
+		name        string
+		pods        []*api.PodSandbox
+		ctrs        []*api.Container
+		limit       int
+		wantSeveral bool
+	}{
+		{"empty", nil, nil, syncLimit, false},
+		{"pods only", pods, nil, syncLimit, false},
+		{"many, with an oversized object", pods, ctrs, syncLimit, true},
+		{"small limit", pods[:5], ctrs[:30], 2048, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := SplitSync(tc.pods, tc.ctrs, tc.limit)
+			got := collectParts(t, EncodedSyncParts(tc.pods, tc.ctrs, tc.limit))
+			if len(got) != len(want) {
+				t.Fatalf("%d parts, SplitSync makes %d", len(got), len(want))
+			}
+			if tc.wantSeveral && len(got) < 2 {
+				t.Errorf("%d parts, want several", len(got))
+			}
+			for i := range want {
+				if !proto.Equal(got[i], want[i]) {
+					t.Errorf("part %d differs from SplitSync's (%d/%d pods, %d/%d containers, more %v/%v)", i,
+						len(got[i].Pods), len(want[i].Pods), len(got[i].Containers), len(want[i].Containers),
+						got[i].More, want[i].More)
+				}
+			}
+			builtin := collectParts(t, PlainSyncParts(tc.pods, tc.ctrs, tc.limit))
+			if len(builtin) != len(want) {
+				t.Errorf("builtin: %d parts, want %d", len(builtin), len(want))
+			}
+		})
+	}
+}
+
+// TestSyncPartsStop checks that stopping after the first part ends the
+// encoder.
+func TestSyncPartsStop(t *testing.T) {
+	var ctrs []*api.Container
+	for i := range 500 {
+		ctrs = append(ctrs, bigCtr(i))
+	}
+	parts := EncodedSyncParts(nil, ctrs, 4096)
+	if _, _, ok, err := parts.Next(); !ok || err != nil {
+		t.Fatalf("first part: %v %v", ok, err)
+	}
+	parts.Stop() // returns once the encoder goroutine has ended
+	parts.Stop()
+}
+
+// moreOnWire reports whether req's encoding sets more.
+func moreOnWire(t *testing.T, req *api.SynchronizeRequest) bool {
+	t.Helper()
+	buf, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec api.SynchronizeRequest
+	if err := proto.Unmarshal(buf, &dec); err != nil {
+		t.Fatal(err)
+	}
+	return dec.More
+}
