@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/nrikit/nrikit/api"
-	"github.com/nrikit/nrikit/internal/testing/codecfixture"
 )
 
 // benchPod and benchCtr are the benchmarks' pod and containers: the
@@ -59,14 +58,7 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 	b.Run("Synchronize", func(b *testing.B) {
-		var pods []*api.PodSandbox
-		for i := range 100 {
-			pods = append(pods, codecfixture.Pod(i))
-		}
-		var ctrs []*api.Container
-		for i := range 2000 {
-			ctrs = append(ctrs, codecfixture.Container(i, "pod"))
-		}
+		pods, ctrs := snapshot(100, 2000)
 		b.ReportAllocs()
 		for b.Loop() {
 			parts := EncodedSyncParts(pods, ctrs, syncLimit)

@@ -96,11 +96,7 @@ func TestCallPayload(t *testing.T) {
 		sent = append(sent, req)
 	}
 
-	var ctrs []*api.Container
-	for i := range 40 {
-		ctrs = append(ctrs, bigCtr(i))
-	}
-	pods := []*api.PodSandbox{testPod(1), testPod(2)}
+	pods, ctrs := snapshot(2, 40)
 	parts := EncodedSyncParts(pods, ctrs, 8192)
 	defer parts.Stop()
 	for {

@@ -19,20 +19,32 @@ func testPod(i int) *api.PodSandbox { return codecfixture.Pod(i) }
 
 func bigCtr(i int) *api.Container { return codecfixture.Container(i, fmt.Sprint("pod", i%100)) }
 
+// snapshot returns n pods and m containers.
+func snapshot(n, m int) ([]*api.PodSandbox, []*api.Container) {
+	pods := make([]*api.PodSandbox, n)
+	for i := range pods {
+		pods[i] = testPod(i)
+	}
+	ctrs := make([]*api.Container, m)
+	for i := range ctrs {
+		ctrs[i] = bigCtr(i)
+	}
+	return pods, ctrs
+}
+
+// hugeCtr returns a container larger than a Synchronize part on its own.
+func hugeCtr() *api.Container {
+	c := bigCtr(99999)
+	c.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
+	return c
+}
+
 // TestSplitSync checks that SplitSync keeps every part within the limit
 // (but for an object too large on its own), keeps every object, in
 // order of kind, and marks every part but the last with More.
 func TestSplitSync(t *testing.T) {
-	var pods []*api.PodSandbox
-	for i := range 100 {
-		pods = append(pods, testPod(i))
-	}
-	var ctrs []*api.Container
-	for i := range 3000 {
-		ctrs = append(ctrs, bigCtr(i))
-	}
-	huge := bigCtr(99999)
-	huge.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
+	pods, ctrs := snapshot(100, 3000)
+	huge := hugeCtr()
 	ctrs = append(ctrs, huge)
 
 	parts := SplitSync(pods, ctrs, syncLimit)
@@ -95,17 +107,8 @@ func collectParts(t *testing.T, parts *SyncParts) []*api.SynchronizeRequest {
 // connected plugins carry, on the wire, exactly the requests of
 // splitSync.
 func TestSyncPartsMatchSplitSync(t *testing.T) {
-	var pods []*api.PodSandbox
-	for i := range 50 {
-		pods = append(pods, testPod(i))
-	}
-	var ctrs []*api.Container
-	for i := range 2000 {
-		ctrs = append(ctrs, bigCtr(i))
-	}
-	huge := bigCtr(99999)
-	huge.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
-	ctrs = append(ctrs[:1000:1000], append([]*api.Container{huge}, ctrs[1000:]...)...)
+	pods, ctrs := snapshot(50, 2000)
+	ctrs = append(ctrs[:1000:1000], append([]*api.Container{hugeCtr()}, ctrs[1000:]...)...)
 
 	for _, tc := range []struct {
 		name        string
