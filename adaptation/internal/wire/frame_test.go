@@ -108,9 +108,12 @@ func TestScannerEnvelopes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scanner{envelopes: true}
 			msg := ttrpcMessage(1, tc.typ, tc.payload)
-			var err error
-			for i := 0; i < len(msg) && err == nil; i++ {
-				err = s.feed(msg[i:i+1], func(byte, uint32, int) error { return nil })
+			var (
+				err error
+				at  int // bytes fed when refused
+			)
+			for ; at < len(msg) && err == nil; at++ {
+				err = s.feed(msg[at:at+1], func(byte, uint32, int) error { return nil })
 			}
 			if refused := err != nil; refused != tc.refused {
 				t.Fatalf("refused: %v (%v), want %v", refused, err, tc.refused)
@@ -119,6 +122,10 @@ func TestScannerEnvelopes(t *testing.T) {
 				var lim *wirelimit.LimitError
 				if !errors.As(err, &lim) {
 					t.Errorf("refused with %v, want a *wirelimit.LimitError", err)
+				}
+				// Refused as the values pass, not at the message's end.
+				if at == len(msg) {
+					t.Errorf("refused only at the message's end (%d bytes)", at)
 				}
 			}
 		})

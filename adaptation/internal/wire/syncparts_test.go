@@ -109,6 +109,7 @@ func collectParts(t *testing.T, parts *SyncParts) []*api.SynchronizeRequest {
 func TestSyncPartsMatchSplitSync(t *testing.T) {
 	pods, ctrs := snapshot(50, 2000)
 	ctrs = append(ctrs[:1000:1000], append([]*api.Container{hugeCtr()}, ctrs[1000:]...)...)
+	same := []*api.Container{ctrs[0], ctrs[0], ctrs[0], ctrs[0]}
 
 	for _, tc := range []struct {
 		name        string
@@ -121,12 +122,20 @@ func TestSyncPartsMatchSplitSync(t *testing.T) {
 		{"pods only", pods, nil, syncLimit, false},
 		{"many, with an oversized object", pods, ctrs, syncLimit, true},
 		{"small limit", pods[:5], ctrs[:30], 2048, true},
+		// Two fields and one byte: a part holds one container, as its
+		// "more" (two bytes) must fit too.
+		{"tight limit", nil, same, 2*fieldSize(proto.Size(same[0])) + 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := SplitSync(tc.pods, tc.ctrs, tc.limit)
 			got := collectParts(t, EncodedSyncParts(tc.pods, tc.ctrs, tc.limit))
 			if len(got) != len(want) {
 				t.Fatalf("%d parts, SplitSync makes %d", len(got), len(want))
+			}
+			for i, p := range got {
+				if n := proto.Size(p); n > tc.limit && len(p.Pods)+len(p.Containers) > 1 {
+					t.Errorf("part %d is %d bytes, above the limit of %d", i, n, tc.limit)
+				}
 			}
 			if tc.wantSeveral && len(got) < 2 {
 				t.Errorf("%d parts, want several", len(got))
