@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,10 +33,11 @@ func snapshot(n, m int) ([]*api.PodSandbox, []*api.Container) {
 	return pods, ctrs
 }
 
-// hugeCtr returns a container larger than a Synchronize part on its own.
-func hugeCtr() *api.Container {
+// hugeCtr returns a container larger than a Synchronize part of limit
+// bytes on its own.
+func hugeCtr(limit int) *api.Container {
 	c := bigCtr(99999)
-	c.Annotations = map[string]string{"big": strings.Repeat("x", 2*syncLimit)}
+	c.Annotations = map[string]string{"big": strings.Repeat("x", 2*limit)}
 	return c
 }
 
@@ -44,7 +46,7 @@ func hugeCtr() *api.Container {
 // order of kind, and marks every part but the last with More.
 func TestSplitSync(t *testing.T) {
 	pods, ctrs := snapshot(100, 3000)
-	huge := hugeCtr()
+	huge := hugeCtr(syncLimit)
 	ctrs = append(ctrs, huge)
 
 	parts := SplitSync(pods, ctrs, syncLimit)
@@ -107,8 +109,9 @@ func collectParts(t *testing.T, parts *SyncParts) []*api.SynchronizeRequest {
 // connected plugins carry, on the wire, exactly the requests of
 // splitSync.
 func TestSyncPartsMatchSplitSync(t *testing.T) {
-	pods, ctrs := snapshot(50, 2000)
-	ctrs = append(ctrs[:1000:1000], append([]*api.Container{hugeCtr()}, ctrs[1000:]...)...)
+	pods, ctrs := snapshot(50, 600)
+	// An object larger than a part of 2,048 bytes, amid the others.
+	withHuge := append(slices.Clone(ctrs[:15]), append([]*api.Container{hugeCtr(2048)}, ctrs[15:30]...)...)
 	same := []*api.Container{ctrs[0], ctrs[0], ctrs[0], ctrs[0]}
 
 	for _, tc := range []struct {
@@ -120,8 +123,8 @@ func TestSyncPartsMatchSplitSync(t *testing.T) {
 	}{
 		{"empty", nil, nil, syncLimit, false},
 		{"pods only", pods, nil, syncLimit, false},
-		{"many, with an oversized object", pods, ctrs, syncLimit, true},
-		{"small limit", pods[:5], ctrs[:30], 2048, true},
+		{"many", pods, ctrs, syncLimit / 4, true},
+		{"small limit, with an oversized object", pods[:5], withHuge, 2048, true},
 		// Two fields and one byte: a part holds one container, as its
 		// "more" (two bytes) must fit too.
 		{"tight limit", nil, same, 2*fieldSize(proto.Size(same[0])) + 1, true},
