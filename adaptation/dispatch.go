@@ -28,7 +28,7 @@ import (
 // the turn from it (slot.takeTurn). sh is what req has in common with
 // the requests of the event to the other plugins (see wire.Shared). A
 // non-nil error is a *PluginError, ctx's error if the runtime gave up
-// first, or a *requestSizeError if req was too large to send.
+// first, or a *wire.RequestSizeError if req was too large to send.
 func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req, sh *wire.Shared) (Rsp, error) {
 	var zero Rsp
 	if err := ctx.Err(); err != nil {
