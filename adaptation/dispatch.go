@@ -9,6 +9,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -458,7 +459,29 @@ func (p *plugin) checkAnswer(ctx context.Context, e api.Event, s subject, rsp pr
 	if err := p.checkTargets(e, rsp); err != nil {
 		return err
 	}
-	return p.checkGrant(ctx, e, s, rsp)
+	gs := p.grant.Load()
+	return p.enforceGrant(ctx, e, s, checkGrant(gs, p.answerTargets(gs, s), rsp))
+}
+
+// enforceGrant decides what the findings f of the check of p's answer to
+// e about s against its grant do (checkGrant): nothing if it found
+// nothing; else the violations are counted, and the refusal is p's
+// failure of the request (FailureDenied), under its failure policy, or,
+// with a grant in audit mode, logged and told to the RefusalObserver
+// with ctx (the event call's) as audited, and the answer is used.
+func (p *plugin) enforceGrant(ctx context.Context, e api.Event, s subject, f grantFindings) error {
+	err := f.err(p.full, s)
+	if err == nil {
+		return nil
+	}
+	p.countDenied(f.violations, f.grant.Action())
+	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err}
+	if f.grant.Action() == policy.ActionAudit {
+		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
+		audited(ctx, p, e, perr)
+		return nil
+	}
+	return p.fail(perr)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too

@@ -15,7 +15,8 @@ import (
 // Adaptation holds the current one in a.pol; each plugin holds its grant
 // under it (grant.go), resolved when the plugin is configured and again,
 // for every plugin, when a new policy is applied. Each plugin's own
-// answer is checked against its grant before it is merged (checkGrant).
+// answer is checked against its grant before it is merged (checkGrant
+// finds, enforceGrant decides).
 
 // DefaultPolicyReloadInterval is how often the Adaptation looks for a
 // change of the policy file of [WithPolicyFile], by default.
