@@ -388,7 +388,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 	p, a := t.p, t.p.a
 	var expired <-chan time.Time // nil: no bound
 	if catchUp {
-		tm := time.NewTimer(a.cfg.syncWait)
+		tm := time.NewTimer(a.cfg.limits.SynchronizeWait)
 		defer tm.Stop()
 		expired = tm.C
 	}
@@ -401,7 +401,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 		case <-expired:
 			if t.h.abandon() {
 				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: t.r.event.Name(),
-					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
+					Kind: FailureSynchronizing, Timeout: a.cfg.limits.SynchronizeWait})}, true
 			}
 			expired = nil // the call has started: its own timeout bounds it
 		}
@@ -452,9 +452,9 @@ func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 // about; ctx is the event call's. What a plugin may answer is checked
 // here.
 func (p *plugin) checkAnswer(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
-	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
+	if n := proto.Size(rsp); n > p.a.cfg.limits.MaxAnswerSize {
 		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
-			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.limits.MaxAnswerSize}})
 	}
 	if err := p.checkTargets(e, rsp); err != nil {
 		return err
