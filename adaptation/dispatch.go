@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -388,7 +389,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 	p, a := t.p, t.p.a
 	var expired <-chan time.Time // nil: no bound
 	if catchUp {
-		tm := time.NewTimer(a.cfg.syncWait)
+		tm := time.NewTimer(a.cfg.limits.SynchronizeWait)
 		defer tm.Stop()
 		expired = tm.C
 	}
@@ -401,7 +402,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 		case <-expired:
 			if t.h.abandon() {
 				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: t.r.event.Name(),
-					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
+					Kind: FailureSynchronizing, Timeout: a.cfg.limits.SynchronizeWait})}, true
 			}
 			expired = nil // the call has started: its own timeout bounds it
 		}
@@ -452,14 +453,36 @@ func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 // about; ctx is the event call's. What a plugin may answer is checked
 // here.
 func (p *plugin) checkAnswer(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
-	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
+	if n := proto.Size(rsp); n > p.a.cfg.limits.MaxAnswerSize {
 		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
-			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.limits.MaxAnswerSize}})
 	}
 	if err := p.checkTargets(e, rsp); err != nil {
 		return err
 	}
-	return p.checkGrant(ctx, e, s, rsp)
+	gs := p.grant.Load()
+	return p.enforceGrant(ctx, e, s, checkGrant(gs, p.answerTargets(gs, s), rsp))
+}
+
+// enforceGrant decides what the findings f of the check of p's answer to
+// e about s against its grant do (checkGrant): nothing if it found
+// nothing; else the violations are counted, and the refusal is p's
+// failure of the request (FailureDenied), under its failure policy, or,
+// with a grant in audit mode, logged and told to the RefusalObserver
+// with ctx (the event call's) as audited, and the answer is used.
+func (p *plugin) enforceGrant(ctx context.Context, e api.Event, s subject, f grantFindings) error {
+	err := f.err(p.full, s)
+	if err == nil {
+		return nil
+	}
+	p.countDenied(f.violations, f.grant.Action())
+	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err}
+	if f.grant.Action() == policy.ActionAudit {
+		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
+		audited(ctx, p, e, perr)
+		return nil
+	}
+	return p.fail(perr)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too

@@ -135,7 +135,7 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 	p := &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid, id: id,
 		required:   ov.Required,
-		timeout:    a.cfg.requestTimeout,
+		timeout:    a.cfg.limits.RequestTimeout,
 		track:      newTracker(nil),
 		scope:      "all",
 		q:          newQueue(),
@@ -261,7 +261,7 @@ func (p *plugin) enqueue(w work) bool {
 // asks for requested (0: none).
 func (a *Adaptation) effectiveTimeout(requested time.Duration) time.Duration {
 	if requested <= 0 {
-		return a.cfg.requestTimeout
+		return a.cfg.limits.RequestTimeout
 	}
-	return min(requested, a.cfg.maxPluginTimeout)
+	return min(requested, a.cfg.limits.MaxPluginRequestTimeout)
 }

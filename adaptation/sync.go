@@ -25,7 +25,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 	parts := p.ep.syncParts(pods, ctrs, MaxSyncMessageSize)
 	defer parts.Stop()
 	// The whole Synchronize has a budget, each part its own timeout.
-	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.syncBudget)
+	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.limits.SynchronizeBudget)
 	defer cancelBudget()
 	var last *api.SynchronizeResponse
 	for i := 0; ; i++ {
@@ -36,11 +36,11 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		if !ok {
 			break
 		}
-		ctx, cancel := context.WithTimeout(bctx, a.cfg.syncTimeout)
+		ctx, cancel := context.WithTimeout(bctx, a.cfg.limits.SynchronizeTimeout)
 		// The part's deadline is the budget's when that comes first.
-		timeout := a.cfg.syncTimeout
+		timeout := a.cfg.limits.SynchronizeTimeout
 		if dl, _ := bctx.Deadline(); time.Until(dl) < timeout {
-			timeout = a.cfg.syncBudget
+			timeout = a.cfg.limits.SynchronizeBudget
 		}
 		start := time.Now()
 		rsp, err := p.ep.Synchronize(ctx, req)
@@ -86,7 +86,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 
 // applySyncUpdates applies the updates p asked for in Synchronize.
 func (a *Adaptation) applySyncUpdates(p *plugin, ups []*api.ContainerUpdate) {
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.limits.RequestTimeout)
 	failed, err := a.update(ctx, ups, nil)
 	cancel()
 	switch {

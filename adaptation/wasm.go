@@ -25,12 +25,6 @@ import (
 // and name are its file's, and its subscription is its Configure answer's
 // events (none: all of them).
 
-// DefaultWASMLoadTimeout bounds the loading of a WASM plugin module:
-// reading, compiling (seconds for a Go guest without a compilation cache,
-// see [WithWASMCacheDir]) and instantiating it; see
-// [WithWASMLoadTimeout].
-const DefaultWASMLoadTimeout = 2 * time.Minute
-
 // WithWASMCacheDir sets the directory of the on-disk compilation cache of
 // WASM plugins (created, mode 0700, if missing): a module compiled once,
 // by this process or an earlier one, loads from there without being
@@ -64,24 +58,6 @@ func WithWASMCacheDir(dir string) Option {
 func WithWASMContextChecks() Option {
 	return func(c *config) error { c.wasmCtxChecks = true; return nil }
 }
-
-// WithWASMMemoryLimit caps the linear memory of each WASM plugin instance
-// at limit bytes, rounded down to whole 64 KiB pages (default 128 MiB). A
-// guest that needs more crashes ([FailureCrashed]); a Go guest's heap
-// lives in this memory.
-func WithWASMMemoryLimit(limit uint64) Option {
-	return func(c *config) error {
-		pages := limit / wasmPageSize
-		if pages == 0 || pages > 1<<16 {
-			return fmt.Errorf("adaptation: WASM memory limit %d bytes out of range (64 KiB to 4 GiB)", limit)
-		}
-		c.wasmMemoryPages = uint32(pages)
-		return nil
-	}
-}
-
-// wasmPageSize is the size of a WebAssembly memory page.
-const wasmPageSize = 64 << 10
 
 // wasmRuntime is the Adaptation's compilation cache of WASM plugins,
 // made when the first one loads and closed by Stop, and the bounds of
