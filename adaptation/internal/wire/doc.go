@@ -5,7 +5,8 @@
 //   - framing: [Conn] follows the ttrpc messages of one logical
 //     connection as they are read and written, checks each message's
 //     length on its header and ttrpc's envelope of each request and
-//     response as its bytes pass ([HeaderSize]);
+//     response as its bytes pass ([HeaderSize]); a [WriteSignal] tells
+//     when an answer has left;
 //   - the in-flight bound: a [Gate] holds the reading of a plugin's
 //     further Runtime-service requests while too many, or too many bytes
 //     of them, are unanswered;
