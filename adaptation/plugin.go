@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/identity"
 	"google.golang.org/protobuf/proto"
@@ -31,15 +32,15 @@ type endpoint interface {
 	// connections of the event what sh holds (sh may be nil), an
 	// in-process plugin gets a clone. It returns the answer, of m's
 	// answer type.
-	call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error)
+	call(ctx context.Context, m *method, req proto.Message, sh *wire.Shared) (proto.Message, error)
 	// failure classifies err, which a call returned and which is neither
 	// a timeout nor a lost connection: FailureRejected if it is the
 	// plugin's answer, FailureLost if the plugin sent something that
 	// could not be decoded, FailureCrashed if the plugin crashed.
 	failure(err error) FailureKind
 	// syncParts returns the Synchronize requests of a snapshot, split to
-	// fit limit bytes each (see splitSync), as the endpoint sends them.
-	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts
+	// fit limit bytes each (see wire.SplitSync), as the endpoint sends them.
+	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts
 	// Done is closed once the plugin is gone: its connection was lost,
 	// its process exited, or Close was called.
 	Done() <-chan struct{}

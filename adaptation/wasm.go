@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
@@ -170,8 +171,8 @@ func (e *wasmEndpoint) reinit(ctx context.Context, call func(context.Context, st
 
 // call encodes req (with what sh shares, as a connection does) and calls
 // the export serving m (m.wasm).
-func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
-	enc, buf, err := sh.wire(req)
+func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *wire.Shared) (proto.Message, error) {
+	enc, buf, err := sh.Encode(req)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 		err = e.mod.CallMessage(ctx, m.wasm, req, rsp)
 	}
 	// The request's bytes were copied into the guest's memory.
-	buf.free()
+	buf.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -265,17 +266,17 @@ func (e *wasmEndpoint) failure(err error) FailureKind {
 	return FailureRejected
 }
 
-// syncParts returns the parts of splitSync for a module that declares
+// syncParts returns the parts of wire.SplitSync for a module that declares
 // it handles Synchronize in parts (nrikit's guest does), else the whole
 // snapshot in one request, as upstream's runtime sends it to every WASM
 // plugin: a guest on upstream's generated glue answers without looking
 // at more, so a part would be all it saw. They are encoded, not shared,
 // so the objects need no copy.
-func (e *wasmEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+func (e *wasmEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts {
 	if e.mod.SplitsSynchronize() {
-		return plainSyncParts(pods, ctrs, limit)
+		return wire.PlainSyncParts(pods, ctrs, limit)
 	}
-	return listedSyncParts([]*api.SynchronizeRequest{{Pods: pods, Containers: ctrs}})
+	return wire.ListedSyncParts([]*api.SynchronizeRequest{{Pods: pods, Containers: ctrs}})
 }
 
 // configured does nothing: every call is bounded by its context.
