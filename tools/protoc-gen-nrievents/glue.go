@@ -90,9 +90,15 @@ func writeWASMABI(gen *protogen.Plugin, f *protogen.File, t []event, pkg protoge
 	header(g, f, pkg)
 	g.P("// The request functions of the events, one per row of the event table")
 	g.P("// (api.EventInfo.WASMExport): Func followed by the event's name.")
+	funcConsts(g, t, func(e event) any { return fmt.Sprintf("%q", e.export) })
+}
+
+// funcConsts writes the const block of the events' Func<Event>
+// constants, each valued val(e).
+func funcConsts(g *protogen.GeneratedFile, t []event, val func(event) any) {
 	g.P("const (")
 	for _, e := range t {
-		g.P(funcName(e), " = ", fmt.Sprintf("%q", e.export))
+		g.P(funcName(e), " = ", val(e))
 	}
 	g.P(")")
 }
@@ -122,11 +128,7 @@ func writeWASMGuest(gen *protogen.Plugin, f *protogen.File, t []event, pkg, abi 
 	header(g, f, pkg)
 	g.P("// The names of the functions a plugin module exports for the events,")
 	g.P("// one per row of the event table (the ABI's, internal/wasmabi).")
-	g.P("const (")
-	for _, e := range t {
-		g.P(funcName(e), " = ", abi.Ident(funcName(e)))
-	}
-	g.P(")")
+	funcConsts(g, t, func(e event) any { return abi.Ident(funcName(e)) })
 	g.P()
 	g.P("// dispatchEvent decodes the request of the event export fn and hands it")
 	g.P("// to the session's method serving it.")
