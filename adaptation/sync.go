@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -98,7 +99,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		}
 		last = rsp
 	}
-	p.catch = newCatchUp(pods, ctrs)
+	p.catch = queue.NewCatchUp(pods, ctrs)
 	p.takeSyncOptOut(last.GetOptOut(), pods, ctrs)
 	p.track.synchronized()
 	ups, refused := p.splitUpdates(last.GetUpdate())
