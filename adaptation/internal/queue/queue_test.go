@@ -51,41 +51,63 @@ func consume(q *Queue) <-chan *Slot {
 	return got
 }
 
-// receive returns the next slot from got, failing after hangGuard.
-func receive(t *testing.T, got <-chan *Slot, what string) *Slot {
+// idle returns a new queue and what its consumer gets, once the
+// consumer waits with nothing to run.
+func idle(t *testing.T) (*Queue, <-chan *Slot) {
+	t.Helper()
+	q := New()
+	got := consume(q)
+	waitIdle(t, q)
+	return q, got
+}
+
+// recv returns the next value of c and whether c is open, failing the
+// test if nothing comes within hangGuard.
+func recv[T any](t *testing.T, c <-chan T, what string) (v T, open bool) {
 	t.Helper()
 	select {
-	case s, ok := <-got:
-		if !ok {
-			t.Fatalf("%s: the consumer ended", what)
-		}
-		return s
+	case v, open = <-c:
 	case <-time.After(hangGuard):
 		t.Fatalf("%s: nothing after %v", what, hangGuard)
 	}
-	return nil
+	return v, open
 }
 
-// none checks that got yields nothing for a while.
-func none(t *testing.T, got <-chan *Slot, what string) {
+// silent checks that c yields nothing, and is not closed, for a while.
+func silent[T any](t *testing.T, c <-chan T, what string) {
 	t.Helper()
 	select {
-	case s, ok := <-got:
-		t.Fatalf("%s: the consumer got slot %p (open: %v)", what, s, ok)
+	case v, open := <-c:
+		t.Fatalf("%s: got %v (open: %v)", what, v, open)
 	case <-time.After(quiet):
 	}
 }
 
-// ended waits for got to be closed.
+// receive returns the next slot the consumer got.
+func receive(t *testing.T, got <-chan *Slot, what string) *Slot {
+	t.Helper()
+	s, open := recv(t, got, what)
+	if !open {
+		t.Fatalf("%s: the consumer ended", what)
+	}
+	return s
+}
+
+// inOrder checks that the consumer gets want next, in this order.
+func inOrder(t *testing.T, got <-chan *Slot, what string, want ...*Slot) {
+	t.Helper()
+	for i, w := range want {
+		if receive(t, got, what) != w {
+			t.Fatalf("%s: slot %d of %d out of order", what, i, len(want))
+		}
+	}
+}
+
+// ended waits for the consumer to end.
 func ended(t *testing.T, got <-chan *Slot, what string) {
 	t.Helper()
-	select {
-	case s, ok := <-got:
-		if ok {
-			t.Fatalf("%s: the consumer got slot %p instead of ending", what, s)
-		}
-	case <-time.After(hangGuard):
-		t.Fatalf("%s: the consumer did not end after %v", what, hangGuard)
+	if s, open := recv(t, got, what); open {
+		t.Fatalf("%s: the consumer got slot %p instead of ending", what, s)
 	}
 }
 
@@ -104,27 +126,17 @@ func TestQueueOrder(t *testing.T) {
 		want = append(want, s)
 	}
 	got := consume(q)
-	for i, w := range want[:2] {
-		if s := receive(t, got, "queued slot"); s != w {
-			t.Fatalf("slot %d out of order", i)
-		}
-	}
+	inOrder(t, got, "queued before the consumer started", want[:2]...)
 	for range 5 { // pushed while the consumer works
 		s := mkSlot()
 		q.Push(s, false)
 		want = append(want, s)
 	}
-	for i, w := range want[2:] {
-		if s := receive(t, got, "queued slot"); s != w {
-			t.Fatalf("slot %d out of order", i+2)
-		}
-	}
+	inOrder(t, got, "queued while the consumer worked", want[2:]...)
 	waitIdle(t, q)
 	s := mkSlot()
 	q.Push(s, false) // to a waiting consumer: wakes it
-	if receive(t, got, "slot pushed to a waiting consumer") != s {
-		t.Fatal("wrong slot")
-	}
+	inOrder(t, got, "pushed to a waiting consumer", s)
 	q.Close()
 	ended(t, got, "closed and empty")
 }
@@ -133,10 +145,7 @@ func TestQueueOrder(t *testing.T) {
 // the consumer is idle, and the consumer takes no later slot until the
 // loan ends, so the plugin still sees its events in order.
 func TestQueueLend(t *testing.T) {
-	q := New()
-	got := consume(q)
-
-	waitIdle(t, q)
+	q, got := idle(t)
 	lent := mkSlot()
 	if !q.Push(lent, true) || !lent.Lent() {
 		t.Fatal("a slot pushed to an idle consumer was not lent")
@@ -147,15 +156,11 @@ func TestQueueLend(t *testing.T) {
 	if second.Lent() {
 		t.Error("a second slot was lent while the first was out")
 	}
-	none(t, got, "while a slot was lent")
+	silent(t, got, "while a slot was lent")
 	q.GiveBack(second) // not lent: no effect
-	none(t, got, "after giving back a slot that was not lent")
+	silent(t, got, "after giving back a slot that was not lent")
 	q.GiveBack(lent)
-	for i, want := range []*Slot{second, third} {
-		if receive(t, got, "after the loan ended") != want {
-			t.Fatalf("slot %d out of order", i)
-		}
-	}
+	inOrder(t, got, "after the loan ended", second, third)
 
 	// A busy consumer gets the slot queued, not lent.
 	waitIdle(t, q)
@@ -170,16 +175,14 @@ func TestQueueLend(t *testing.T) {
 	if q.Push(queued, true); queued.Lent() {
 		t.Fatal("a slot was lent while the consumer was busy")
 	}
-	if receive(t, got, "busy") != busy || receive(t, got, "queued") != queued {
-		t.Fatal("slots out of order")
-	}
+	inOrder(t, got, "queued to a busy consumer", busy, queued)
 
 	// Closing with a slot lent: the consumer ends once it is given back.
 	waitIdle(t, q)
 	last := mkSlot()
 	q.Push(last, true)
 	q.Close()
-	none(t, got, "closed while a slot was lent")
+	silent(t, got, "closed while a slot was lent")
 	q.GiveBack(last)
 	ended(t, got, "closed, the loan over")
 }
@@ -188,9 +191,7 @@ func TestQueueLend(t *testing.T) {
 // ends, also when it was waiting with nothing to run; pushes fail after.
 func TestQueueClose(t *testing.T) {
 	t.Run("waiting", func(t *testing.T) {
-		q := New()
-		got := consume(q)
-		waitIdle(t, q)
+		q, got := idle(t)
 		q.Close()
 		ended(t, got, "closed while waiting")
 		q.Close() // again: no effect
@@ -209,11 +210,7 @@ func TestQueueClose(t *testing.T) {
 			}
 		}
 		got := consume(q)
-		for i, want := range queued {
-			if receive(t, got, "draining") != want {
-				t.Fatalf("slot %d out of order", i)
-			}
-		}
+		inOrder(t, got, "draining", queued...)
 		ended(t, got, "drained")
 	})
 }
@@ -221,18 +218,14 @@ func TestQueueClose(t *testing.T) {
 // TestQueuePushQuiet checks that a slot pushed quietly does not wake a
 // waiting consumer until Wake, and keeps its place among the others.
 func TestQueuePushQuiet(t *testing.T) {
-	q := New()
-	got := consume(q)
-	waitIdle(t, q)
+	q, got := idle(t)
 	observer := mkSlot()
 	if !q.PushQuiet(observer) {
 		t.Fatal("quiet push to an open queue failed")
 	}
-	none(t, got, "after a quiet push")
+	silent(t, got, "after a quiet push")
 	q.Wake()
-	if receive(t, got, "woken") != observer {
-		t.Fatal("wrong slot")
-	}
+	inOrder(t, got, "woken", observer)
 
 	// Between loud pushes it keeps its place.
 	waitIdle(t, q)
@@ -240,11 +233,7 @@ func TestQueuePushQuiet(t *testing.T) {
 	q.Push(first, false)
 	q.PushQuiet(mid)
 	q.Push(last, false)
-	for i, want := range []*Slot{first, mid, last} {
-		if receive(t, got, "mixed pushes") != want {
-			t.Fatalf("slot %d out of order", i)
-		}
-	}
+	inOrder(t, got, "mixed pushes", first, mid, last)
 	q.Close()
 	ended(t, got, "closed")
 }

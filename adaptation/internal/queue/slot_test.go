@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/nrikit/nrikit/api"
 )
@@ -31,13 +30,8 @@ func offer(s *Slot, skip error) <-chan offered {
 // result waits for Offer's result.
 func result(t *testing.T, c <-chan offered) offered {
 	t.Helper()
-	select {
-	case o := <-c:
-		return o
-	case <-time.After(hangGuard):
-		t.Fatalf("Offer did not return after %v", hangGuard)
-	}
-	return offered{}
+	o, _ := recv(t, c, "Offer")
+	return o
 }
 
 // TestSlotTurn checks the hand-over of a slot's turn: a dispatcher takes
@@ -65,11 +59,7 @@ func TestSlotTurn(t *testing.T) {
 		if _, ok := s.TakeTurn(); ok {
 			t.Error("the turn was taken twice")
 		}
-		select {
-		case o := <-res:
-			t.Fatalf("Offer returned %+v before the turn was finished", o)
-		case <-time.After(quiet):
-		}
+		silent(t, res, "Offer before the turn was finished")
 		s.Finish()
 		if o := result(t, res); !o.taken || o.w != nil {
 			t.Errorf("Offer returned %+v, want taken", o)
@@ -104,22 +94,13 @@ func TestSlotTurn(t *testing.T) {
 		s := NewSlot(api.Event_CREATE_CONTAINER, "pod", "ctr", true)
 		got := make(chan Work, 1)
 		go func() { got <- s.Await() }()
-		select {
-		case <-got:
-			t.Fatal("Await returned before the slot was filled")
-		case <-time.After(quiet):
-		}
+		silent(t, got, "Await before the slot was filled")
 		if _, ok := s.TakeTurn(); ok {
 			t.Fatal("took the turn of a slot the worker awaits")
 		}
 		s.Fill(func(error) {})
-		select {
-		case w := <-got:
-			if w == nil {
-				t.Error("Await returned no work for a filled slot")
-			}
-		case <-time.After(hangGuard):
-			t.Fatalf("Await did not return after %v", hangGuard)
+		if w, _ := recv(t, got, "Await"); w == nil {
+			t.Error("Await returned no work for a filled slot")
 		}
 	})
 }
@@ -197,11 +178,7 @@ func TestQueueOneAtATime(t *testing.T) {
 	}
 	wg.Wait()
 	q.Close()
-	select {
-	case <-worker:
-	case <-time.After(hangGuard):
-		t.Fatalf("the worker did not end after %v", hangGuard)
-	}
+	recv(t, worker, "the worker ending")
 	if overlap.Load() {
 		t.Error("two works ran at once")
 	}
