@@ -129,12 +129,7 @@ func New(runtimeName, runtimeVersion string, list ListFunc, update UpdateFunc, o
 	if m != nil {
 		cfg.observer = observerWithRecorder(cfg.observer, m.rec)
 	}
-	if cfg.maxPluginTimeout == 0 {
-		cfg.maxPluginTimeout = cfg.requestTimeout
-	}
-	if cfg.syncWait == 0 {
-		cfg.syncWait = cfg.requestTimeout
-	}
+	cfg.limits = cfg.limits.resolved()
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Adaptation{
 		name:       runtimeName,
@@ -262,7 +257,7 @@ func (a *Adaptation) Stop(ctx context.Context) error {
 		l.Close()
 	}
 
-	sctx, cancel := context.WithTimeout(ctx, a.cfg.requestTimeout)
+	sctx, cancel := context.WithTimeout(ctx, a.cfg.limits.RequestTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, p := range plugins {

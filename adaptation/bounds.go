@@ -19,7 +19,7 @@ import (
 // (internal/wirelimit): a plugin's answer (over a connection, in a ttrpc
 // client interceptor; from a WASM module, in wasmhost), its Runtime
 // service requests (in a ttrpc server interceptor, one request at a time
-// per plugin), and ttrpc's envelope around each of them (msgConn, as the
+// per plugin), and ttrpc's envelope around each of them (wire.Conn, as the
 // bytes are read).
 
 // The bounds on what one message of a plugin may hold: its answer to an

@@ -361,7 +361,7 @@ func TestUpdateContainersDecodedOneAtATime(t *testing.T) {
 	}
 	<-entered
 	deadline := ctxT(t)
-	for gate.unanswered() < requests && deadline.Err() == nil {
+	for gate.Unanswered() < requests && deadline.Err() == nil {
 		pause(deadline)
 	}
 	time.Sleep(200 * time.Millisecond) // for whatever decodes what it read

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/proto"
 )
@@ -27,7 +28,7 @@ func (b *builtinEndpoint) Done() <-chan struct{} { return b.done }
 // call makes the call in-process with a clone of req: the request may
 // share objects with the runtime's own request and with the requests of
 // other plugins, which the plugin must not be able to change.
-func (b *builtinEndpoint) call(ctx context.Context, m *method, req proto.Message, _ *shared) (proto.Message, error) {
+func (b *builtinEndpoint) call(ctx context.Context, m *method, req proto.Message, _ *wire.Shared) (proto.Message, error) {
 	return m.serve(b.PluginService, ctx, proto.Clone(req))
 }
 
@@ -35,9 +36,9 @@ func (b *builtinEndpoint) call(ctx context.Context, m *method, req proto.Message
 // answers.
 func (b *builtinEndpoint) failure(error) FailureKind { return FailureRejected }
 
-// syncParts returns the parts of splitSync, with copies of the objects.
-func (b *builtinEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
-	return plainSyncParts(cloneAll(pods), cloneAll(ctrs), limit)
+// syncParts returns the parts of wire.SplitSync, with copies of the objects.
+func (b *builtinEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts {
+	return wire.PlainSyncParts(cloneAll(pods), cloneAll(ctrs), limit)
 }
 
 // cloneAll returns deep copies of ms.

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/mux"
 	"github.com/nrikit/nrikit/internal/nriconn"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // connEndpoint is a plugin at the other end of a connection (launched or
@@ -29,8 +29,8 @@ type connEndpoint struct {
 	// handlers tracks the Runtime service calls in progress.
 	handlers gate
 	// gate holds off reading the plugin's requests while too many are
-	// unanswered (inflight.go).
-	gate *inflightGate
+	// unanswered (see wire.Gate).
+	gate *wire.Gate
 	// msgLimit is the largest ttrpc message accepted from the plugin now
 	// (see setMessageLimit); violation is why the connection was closed
 	// for exceeding it or another bound, which violated is told.
@@ -38,11 +38,9 @@ type connEndpoint struct {
 	violation atomic.Pointer[error]
 	violated  func(error)
 
-	// flushed is closed after the first write of a response once armed:
+	// flush is signalled by the first write of a response once armed:
 	// the moment the RegisterPlugin answer has left.
-	armed     atomic.Bool
-	flushed   chan struct{}
-	flushOnce sync.Once
+	flush *wire.WriteSignal
 
 	// onClose, if set, runs last in Close (launched plugins: reap the
 	// process).
@@ -77,11 +75,11 @@ const preConfigureLimit = 64 << 10
 // nriconn.Session) and serves the Runtime service returned by rt on it;
 // onClose (may be nil) runs last in Close. The endpoint owns conn.
 func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func(*connEndpoint) api.RuntimeService, onClose func() error) (*connEndpoint, error) {
-	e := &connEndpoint{flushed: make(chan struct{}), onClose: onClose, gate: newInflightGate(lim.maxInFlight), violated: lim.violated}
+	e := &connEndpoint{flush: wire.NewWriteSignal(), onClose: onClose, gate: wire.NewGate(lim.maxInFlight, MaxMessageSize), violated: lim.violated}
 	sess, err := nriconn.Open(conn, nriconn.RuntimeRole, nriconn.Config{
 		WriteTimeout: lim.writeTimeout,
-		// sendEncoded last: the payloads of callEncoded.
-		ClientOptions: append(slices.Clip(lim.clientOpts), ttrpc.WithChainUnaryClientInterceptor(sendEncoded)),
+		// wire.SendEncoded last: the payloads of callPayload.
+		ClientOptions: append(slices.Clip(lim.clientOpts), ttrpc.WithChainUnaryClientInterceptor(wire.SendEncoded)),
 		ServerOptions: lim.serverOpts,
 		Init: func(s *nriconn.Session) {
 			e.mux = s.Mux
@@ -93,7 +91,7 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 			e.PluginService = api.NewPluginClient(s.Client)
 			api.RegisterRuntimeService(s.Server, &gatedRuntime{rt: rt(e), gate: &e.handlers})
 		},
-		ServerConn: func(c net.Conn) net.Conn { return &flushConn{Conn: e.follow(c, e.gate), e: e} },
+		ServerConn: func(c net.Conn) net.Conn { return e.flush.Wrap(e.follow(c, e.gate)) },
 		Context:    ctx,
 	})
 	if err != nil {
@@ -103,10 +101,10 @@ func newConnEndpoint(ctx context.Context, conn net.Conn, lim connLimits, rt func
 	return e, nil
 }
 
-// call encodes req, with what sh shares (see shared.wire), and makes the
+// call encodes req, with what sh shares (see wire.Shared.Encode), and makes the
 // call over the connection.
-func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
-	enc, buf, err := sh.wire(req)
+func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *wire.Shared) (proto.Message, error) {
+	enc, buf, err := sh.Encode(req)
 	if err != nil {
 		return nil, err
 	}
@@ -117,14 +115,14 @@ func (e *connEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 		err = e.client.Call(ctx, api.PluginServiceName, m.name, req, rsp)
 	}
 	// ttrpc copied the encoding into its message before sending it.
-	buf.free()
+	buf.Free()
 	if err != nil {
 		return nil, err
 	}
 	return rsp, nil
 }
 
-// Synchronize sends a part of encodedSyncParts as it was encoded (see
+// Synchronize sends a part of wire.EncodedSyncParts as it was encoded (see
 // callEncoded); another request as ttrpc encodes it.
 func (e *connEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
 	rsp := &api.SynchronizeResponse{}
@@ -135,83 +133,21 @@ func (e *connEndpoint) Synchronize(ctx context.Context, req *api.SynchronizeRequ
 }
 
 // callEncoded calls method with req. A request that holds nothing but
-// unknown fields (a part of encodedSyncParts) is its own
+// unknown fields (a part of wire.EncodedSyncParts) is its own
 // encoding: those bytes are sent as they are (callPayload). Another
 // request is encoded by ttrpc.
 func (e *connEndpoint) callEncoded(ctx context.Context, method string, req, rsp proto.Message) error {
-	if enc, ok := ownEncoding(req); ok {
+	if enc, ok := wire.OwnEncoding(req); ok {
 		return e.callPayload(ctx, method, enc, rsp)
 	}
 	return e.client.Call(ctx, api.PluginServiceName, method, req, rsp)
 }
 
 // callPayload calls method with a request encoded as payload: those bytes
-// become the payload of ttrpc's request as they are (sendEncoded), where
-// ttrpc's codec would copy them into a new buffer first. payload is not
-// used once callPayload has returned.
+// become the payload of ttrpc's request as they are (wire.CallPayload).
+// payload is not used once callPayload has returned.
 func (e *connEndpoint) callPayload(ctx context.Context, method string, payload []byte, rsp proto.Message) error {
-	return e.client.Call(&encodedCtx{Context: ctx, method: method, payload: payload},
-		api.PluginServiceName, method, emptyRequest, rsp)
-}
-
-// emptyRequest is what ttrpc encodes for a request sent as encoded: no
-// bytes. It is never written to.
-var emptyRequest = &api.Empty{}
-
-// ownEncoding returns the bytes req marshals to if they are its unknown
-// fields alone.
-func ownEncoding(req proto.Message) ([]byte, bool) {
-	r := req.ProtoReflect()
-	if !r.IsValid() {
-		return nil, false
-	}
-	enc := r.GetUnknown()
-	if len(enc) == 0 {
-		return nil, false
-	}
-	known := false
-	r.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool {
-		known = true
-		return false
-	})
-	return enc, !known
-}
-
-// encodedKey is the context key of the encodedCtx of a call whose
-// request is sent as encoded (callPayload).
-type encodedKey struct{}
-
-// encodedCtx is the context of a call to method whose request is sent as
-// payload: one allocation per call for the call's context and what
-// sendEncoded needs.
-type encodedCtx struct {
-	context.Context
-	method  string
-	payload []byte
-}
-
-// Value returns c for encodedKey, the value of c's parent for another key.
-func (c *encodedCtx) Value(key any) any {
-	if _, ok := key.(encodedKey); ok {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
-// sendEncoded is the ttrpc client interceptor of a plugin connection
-// that puts the encoding callPayload passes along as the payload of the
-// call it was made for. The payload is taken out of ttrpc's request
-// again when the call returns: the caller may reuse its buffer then.
-func sendEncoded(ctx context.Context, req *ttrpc.Request, rsp *ttrpc.Response, _ *ttrpc.UnaryClientInfo, invoke ttrpc.Invoker) error {
-	enc, ok := ctx.Value(encodedKey{}).(*encodedCtx)
-	if !ok || enc.method != req.Method || len(req.Payload) != 0 {
-		return invoke(ctx, req, rsp)
-	}
-	empty := req.Payload
-	req.Payload = enc.payload
-	err := invoke(ctx, req, rsp)
-	req.Payload = empty
-	return err
+	return wire.CallPayload(ctx, e.client, api.PluginServiceName, method, payload, rsp)
 }
 
 // failure is FailureOversize for an answer refused by its bounds
@@ -228,9 +164,9 @@ func (e *connEndpoint) failure(err error) FailureKind {
 	return FailureLost
 }
 
-// syncParts returns the parts encoded ahead (see encodedSyncParts).
-func (e *connEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
-	return encodedSyncParts(pods, ctrs, limit)
+// syncParts returns the parts encoded ahead (see wire.EncodedSyncParts).
+func (e *connEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts {
+	return wire.EncodedSyncParts(pods, ctrs, limit)
 }
 
 // Done is closed when the connection is gone.
@@ -247,15 +183,13 @@ func (e *connEndpoint) configured(requestTimeout time.Duration) {
 // plugin from now on ([MaxMessageSize] lifts the bound).
 func (e *connEndpoint) setMessageLimit(n int) {
 	e.msgLimit.Store(int64(n))
-	e.mux.SetReadLimit(n + ttrpcHeaderSize)
+	e.mux.SetReadLimit(n + wire.HeaderSize)
 }
 
 // follow returns c, a logical connection of the endpoint, with its
-// messages followed (see msgConn), gated by gate if not nil.
-func (e *connEndpoint) follow(c net.Conn, gate *inflightGate) *msgConn {
-	m := &msgConn{Conn: c, limit: &e.msgLimit, violate: e.violate, gone: e.mux.Done(), gate: gate}
-	m.in.envelopes = true
-	return m
+// messages followed (see wire.Conn), gated by gate if not nil.
+func (e *connEndpoint) follow(c net.Conn, gate *wire.Gate) *wire.Conn {
+	return wire.NewConn(c, wire.ConnConfig{Limit: &e.msgLimit, Violate: e.violate, Gone: e.mux.Done(), Gate: gate})
 }
 
 // violate closes the connection because the plugin broke a limit.
@@ -288,8 +222,8 @@ func (e *connEndpoint) Close() error {
 	return e.closeErr
 }
 
-// armFlush makes the next response write close flushed.
-func (e *connEndpoint) armFlush() { e.armed.Store(true) }
+// armFlush makes the next response write signal flush.
+func (e *connEndpoint) armFlush() { e.flush.Arm() }
 
 // waitFlushed waits until the armed response was written, the connection
 // is gone, or d passed.
@@ -297,7 +231,7 @@ func (e *connEndpoint) waitFlushed(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-e.flushed:
+	case <-e.flush.Written():
 	case <-e.mux.Done():
 	case <-t.C:
 	}
@@ -311,21 +245,6 @@ func (e *connEndpoint) waitPeerClose(d time.Duration) {
 	case <-e.mux.Done():
 	case <-t.C:
 	}
-}
-
-// flushConn is the Runtime service connection, its messages followed and
-// gated (see follow); it closes flushed after the first write once armed.
-type flushConn struct {
-	net.Conn
-	e *connEndpoint
-}
-
-func (c *flushConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	if c.e.armed.Load() {
-		c.e.flushOnce.Do(func() { close(c.e.flushed) })
-	}
-	return n, err
 }
 
 // gatedRuntime counts the Runtime service calls in a gate, so Close can

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/merge"
 	"google.golang.org/protobuf/proto"
@@ -58,7 +59,7 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 	err = mutate(ctx, a, rpcCreateContainer, subj, hooks,
 		func(*plugin) *api.CreateContainerRequest {
 			// The endpoints encode the pod, the same for every plugin,
-			// once (see shared); a builtin plugin gets a clone.
+			// once (see wire.Shared); a builtin plugin gets a clone.
 			return &api.CreateContainerRequest{Pod: req.Pod, Container: c.Container()}
 		},
 		func(p *plugin, rsp *api.CreateContainerResponse) error {
@@ -76,7 +77,7 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 			return c.Apply(p.full, rsp)
 		})
 	if err != nil {
-		if n, ok := requestSize(err); ok {
+		if n, ok := wire.RequestSize(err); ok {
 			// The merged request outgrew NRI's message limit.
 			return nil, mergedSizeError(adjuster, "CreateContainer", pristine, n)
 		}
@@ -109,6 +110,11 @@ func (a *Adaptation) CreateContainer(ctx context.Context, req *api.CreateContain
 // ttrpc message limit less room for ttrpc's envelope (service and method
 // names, timeout, metadata).
 const maxRequestPayload = MaxMessageSize - 16<<10
+
+// newShared returns what the requests of one event to its plugins share
+// (see wire.Shared), a CreateContainerRequest refused above
+// maxRequestPayload.
+func newShared() *wire.Shared { return wire.NewShared(maxRequestPayload) }
 
 // mergedSizeError fails a request whose encoding, size bytes, carrying
 // the merged result of the plugins so far, is too large to send: it
@@ -155,7 +161,7 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.
 		return err
 	}
 	if len(res.plugins) == 0 {
-		deliverObservers(ctx, a, rpcValidate, s, res, func(*plugin) *api.ValidateContainerAdjustmentRequest { return build() }, &shared{})
+		deliverObservers(ctx, a, rpcValidate, s, res, func(*plugin) *api.ValidateContainerAdjustmentRequest { return build() }, newShared())
 		return nil
 	}
 	req := build()

@@ -9,7 +9,9 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"github.com/nrikit/nrikit/adaptation/internal/queue"
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
+	"github.com/nrikit/nrikit/policy"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -26,10 +28,10 @@ import (
 // failure classification, logging and the disconnecting half of the
 // failure policy. It runs on p's worker, or on the dispatcher that took
 // the turn from it (queue.Slot.TakeTurn). sh is what req has in common
-// with the requests of the event to the other plugins (see shared). A
+// with the requests of the event to the other plugins (see wire.Shared). A
 // non-nil error is a *PluginError, ctx's error if the runtime gave up
-// first, or a *requestSizeError if req was too large to send.
-func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req, sh *shared) (Rsp, error) {
+// first, or a *wire.RequestSizeError if req was too large to send.
+func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req, sh *wire.Shared) (Rsp, error) {
 	var zero Rsp
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -56,7 +58,7 @@ func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 		}
 	}
 	if err != nil {
-		if _, tooLarge := requestSize(err); tooLarge {
+		if _, tooLarge := wire.RequestSize(err); tooLarge {
 			return zero, err // not sent: nothing of the plugin's to judge
 		}
 	}
@@ -151,7 +153,7 @@ type outcome[Rsp any] struct {
 
 // deliverEvent makes the call of an event to p, unless skip says why not, and
 // records an opt-out in the answer before the next event for p starts.
-func deliverEvent[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) outcome[Rsp] {
+func deliverEvent[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *wire.Shared, skip error) outcome[Rsp] {
 	if skip != nil {
 		return outcome[Rsp]{err: skip}
 	}
@@ -180,7 +182,7 @@ type reserveHooks struct {
 // mutate delivers a mutating event about s to its subscribed plugins one
 // after the other, in invocation order. next builds the request for a
 // plugin from the result so far (the endpoints encode what the requests
-// have in common once, see shared); each answer passes accept, then fold
+// have in common once, see wire.Shared); each answer passes accept, then fold
 // takes it in. The first error ends the walk and is returned, except for
 // an event marked tellAll: there the walk goes on to every plugin and the
 // first error is returned at its end.
@@ -190,7 +192,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	if err != nil {
 		return err
 	}
-	sh := &shared{}
+	sh := newShared()
 	var first error // of a tellAll event
 	for i, p := range res.plugins {
 		o, done := callInTurn(ctx, p, r, s, res.slots[i], res.catchUp[i], next(p), sh)
@@ -229,7 +231,7 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 // delivered late if the dispatcher stops waiting for a plugin that
 // synchronizes. ok is false if ctx ended first.
 func callInTurn[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject,
-	sl *queue.Slot, catchUp bool, req Req, sh *shared) (o outcome[Rsp], ok bool) {
+	sl *queue.Slot, catchUp bool, req Req, sh *wire.Shared) (o outcome[Rsp], ok bool) {
 	if sl.Lent() {
 		skip := p.verdict(sl)
 		o = deliverEvent(ctx, p, r, s, req, sh, skip)
@@ -270,7 +272,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	res *reservation, req Req, waitCatchUp bool, use func(*plugin, Rsp) error) error {
 	// The connected plugins' endpoints encode the request once for all
 	// of them.
-	sh := &shared{}
+	sh := newShared()
 	deliverObservers(ctx, a, r, s, res, same(req), sh)
 	turns := make([]turn[Req, Rsp], len(res.plugins))
 	for i, p := range res.plugins {
@@ -333,7 +335,7 @@ type turn[Req, Rsp proto.Message] struct {
 	r   *rpc[Req, Rsp]
 	s   subject
 	req Req
-	sh  *shared
+	sh  *wire.Shared
 	// late, if set, delivers the event even if the dispatcher stopped
 	// waiting before the call started (mutating events, see deliverLate).
 	late bool
@@ -387,7 +389,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 	p, a := t.p, t.p.a
 	var expired <-chan time.Time // nil: no bound
 	if catchUp {
-		tm := time.NewTimer(a.cfg.syncWait)
+		tm := time.NewTimer(a.cfg.limits.SynchronizeWait)
 		defer tm.Stop()
 		expired = tm.C
 	}
@@ -400,7 +402,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 		case <-expired:
 			if t.h.abandon() {
 				return outcome[Rsp]{err: p.fail(&PluginError{Plugin: p.full, Op: t.r.event.Name(),
-					Kind: FailureSynchronizing, Timeout: a.cfg.syncWait})}, true
+					Kind: FailureSynchronizing, Timeout: a.cfg.limits.SynchronizeWait})}, true
 			}
 			expired = nil // the call has started: its own timeout bounds it
 		}
@@ -412,7 +414,7 @@ func (t *turn[Req, Rsp]) await(catchUp bool) (o outcome[Rsp], ok bool) {
 // still sees the event, so that it knows every object, but its answer is
 // not used. The call is not bounded by the runtime's context, which has
 // usually ended, only by the plugin's request timeout and Stop.
-func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *shared, skip error) {
+func deliverLate[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject, req Req, sh *wire.Shared, skip error) {
 	if skip != nil {
 		return
 	}
@@ -451,14 +453,36 @@ func accept[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, 
 // about; ctx is the event call's. What a plugin may answer is checked
 // here.
 func (p *plugin) checkAnswer(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
-	if n := proto.Size(rsp); n > p.a.cfg.maxAnswerSize {
+	if n := proto.Size(rsp); n > p.a.cfg.limits.MaxAnswerSize {
 		return p.fail(&PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureOversize,
-			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.maxAnswerSize}})
+			Err: &AnswerSizeError{Size: n, Limit: p.a.cfg.limits.MaxAnswerSize}})
 	}
 	if err := p.checkTargets(e, rsp); err != nil {
 		return err
 	}
-	return p.checkGrant(ctx, e, s, rsp)
+	gs := p.grant.Load()
+	return p.enforceGrant(ctx, e, s, checkGrant(gs, p.answerTargets(gs, s), rsp))
+}
+
+// enforceGrant decides what the findings f of the check of p's answer to
+// e about s against its grant do (checkGrant): nothing if it found
+// nothing; else the violations are counted, and the refusal is p's
+// failure of the request (FailureDenied), under its failure policy, or,
+// with a grant in audit mode, logged and told to the RefusalObserver
+// with ctx (the event call's) as audited, and the answer is used.
+func (p *plugin) enforceGrant(ctx context.Context, e api.Event, s subject, f grantFindings) error {
+	err := f.err(p.full, s)
+	if err == nil {
+		return nil
+	}
+	p.countDenied(f.violations, f.grant.Action())
+	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err}
+	if f.grant.Action() == policy.ActionAudit {
+		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
+		audited(ctx, p, e, perr)
+		return nil
+	}
+	return p.fail(perr)
 }
 
 // fail handles a failure of p found outside a call to it (an answer too

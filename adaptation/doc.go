@@ -232,6 +232,11 @@
 //
 // # Limits and failure handling
 //
+// The numeric bounds below are the fields of one [Limits] value, each
+// documented there with its default and range ([WithLimits],
+// [DefaultLimits], [Adaptation.Limits]); the options named here set one
+// field each.
+//
 // Every wait on a plugin is bounded, so that a frozen, slow or hostile
 // plugin affects only itself and the requests it takes part in:
 //

@@ -58,7 +58,7 @@ var (
 // [PluginSyncBlock]s to be released, at most the registration timeout.
 // An error of insert is returned as is; a failure to list is wrapped.
 func (a *Adaptation) withSnapshot(p *plugin, insert func(pods []*api.PodSandbox, ctrs []*api.Container) error) error {
-	return a.snapshot(fmt.Sprintf("plugin %q", p.full), a.cfg.registrationTimeout, insert)
+	return a.snapshot(fmt.Sprintf("plugin %q", p.full), a.cfg.limits.RegistrationTimeout, insert)
 }
 
 // snapshot is withSnapshot for what (in errors: `plugin "10-x"`), each

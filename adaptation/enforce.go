@@ -12,7 +12,8 @@ import (
 
 // Enforcement of the plugins' grants (docs/policy.md, "What a refusal
 // does"): each plugin's own answer is checked against its grant before
-// the dispatcher takes it in (checkGrant, from checkAnswer), and so are
+// the dispatcher takes it in (checkGrant finds, enforceGrant from
+// checkAnswer decides), and so are
 // the updates of its Synchronize answer (deniedUpdates) and its
 // unsolicited UpdateContainers (see updateContainers).
 
@@ -49,48 +50,51 @@ const (
 	ActionAudited = "audited"
 )
 
-// checkGrant refuses an answer of p to e about s that makes changes p's
-// grant does not allow (policy.Grant.CheckAnswer: the adjustment of a
-// container being created, and the updates and evictions of any answer;
-// an answer that opts out carries no changes). The refusal is p's
-// failure of the request (FailureDenied), under its failure policy. A
-// grant in audit mode refuses nothing: the violations are logged and
-// counted (audited), told to the RefusalObserver with ctx (the event
-// call's) as audited, and the answer is used.
-func (p *plugin) checkGrant(ctx context.Context, e api.Event, s subject, rsp proto.Message) error {
-	gs := p.grant.Load()
-	if gs == nil {
-		return nil
-	}
-	targets := p.answerTargets(gs, s)
-	var unchecked error
-	other := func(action, id string) (*api.PodSandbox, *api.Container) {
-		pod, ctr, err := targets.find(action, id)
-		unchecked = cmp.Or(unchecked, err)
-		return pod, ctr
-	}
-	g := gs.grant
-	vs := g.CheckAnswerTargets(s.pod, s.ctr, rsp, other)
-	var err error = unchecked
-	if len(vs) > 0 {
-		derr := g.Deny(p.full, s.pod, s.ctr, vs)
-		p.countDenied(vs, derr.Action)
-		err = derr
-	}
-	if err == nil {
-		return nil
-	}
-	perr := &PluginError{Plugin: p.full, Op: e.Name(), Kind: FailureDenied, Err: err}
-	if g.Action() == policy.ActionAudit {
-		p.log.Warn("plugin's changes would be denied by the policy (audit)", "event", e.Name(), "error", err)
-		audited(ctx, p, e, perr)
-		return nil
-	}
-	return p.fail(perr)
+// grantFindings is what the check of a plugin's answer against its grant
+// found (checkGrant); what they do is decided by the caller
+// (enforceGrant, from checkAnswer).
+type grantFindings struct {
+	// grant is the grant the answer was checked against; nil for no
+	// policy (then nothing was found).
+	grant *policy.Grant
+	// violations are the changes the grant does not allow.
+	violations []policy.Violation
+	// unchecked is the first container the answer updates or evicts
+	// whose where could not be checked (a *WhereUncheckedError), or nil.
+	unchecked error
 }
 
-// answerTargets is how checkGrant finds the containers an answer of p
-// about s updates or evicts, for the check of the grant gs's where.
+// err returns the refusal the findings make of an answer of plugin
+// (IDX-NAME) about s: a *policy.DeniedError with the grant's action if
+// there are violations, else the unchecked target's error, else nil.
+func (f grantFindings) err(plugin string, s subject) error {
+	if len(f.violations) > 0 {
+		return f.grant.Deny(plugin, s.pod, s.ctr, f.violations)
+	}
+	return f.unchecked
+}
+
+// checkGrant checks an answer about t's subject against the grant gs
+// (nil: no policy) and returns what it found (policy.Grant.CheckAnswer:
+// the adjustment of a container being created, and the updates and
+// evictions of any answer; an answer that opts out carries no changes).
+// It has no effect: the caller decides what the findings do.
+func checkGrant(gs *grantState, t answerTargets, rsp proto.Message) grantFindings {
+	if gs == nil {
+		return grantFindings{}
+	}
+	f := grantFindings{grant: gs.grant}
+	other := func(action, id string) (*api.PodSandbox, *api.Container) {
+		pod, ctr, err := t.find(action, id)
+		f.unchecked = cmp.Or(f.unchecked, err)
+		return pod, ctr
+	}
+	f.violations = gs.grant.CheckAnswerTargets(t.s.pod, t.s.ctr, rsp, other)
+	return f
+}
+
+// answerTargets is how checkGrant finds the containers an answer about s
+// updates or evicts, for the check of its grant's where.
 type answerTargets struct {
 	s subject
 	// ix is the where index if gs's where is not the one p's scope

@@ -75,12 +75,12 @@ type session struct {
 
 // await waits for the plugin's registration to be decided.
 func (s *session) await(ctx context.Context) error {
-	t := time.NewTimer(s.a.cfg.registrationTimeout)
+	t := time.NewTimer(s.a.cfg.limits.RegistrationTimeout)
 	defer t.Stop()
 	select {
 	case <-s.arrived:
 	case <-t.C:
-		return fmt.Errorf("plugin (pid %d) did not register within %v", s.pid, s.a.cfg.registrationTimeout)
+		return fmt.Errorf("plugin (pid %d) did not register within %v", s.pid, s.a.cfg.limits.RegistrationTimeout)
 	case <-s.ep.Done():
 		return s.disconnected()
 	case <-ctx.Done():
@@ -296,7 +296,7 @@ func (p *plugin) updateContainers(ctx context.Context, req *api.UpdateContainers
 
 // configure sends Configure and checks the plugin's answer.
 func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.registrationTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.limits.RegistrationTimeout)
 	defer cancel()
 	// The capabilities told are within the plugin's grant: resolve it
 	// under the policy in force now (again below, with its where, in
@@ -309,12 +309,12 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 		Config:              config,
 		RuntimeName:         a.name,
 		RuntimeVersion:      a.version,
-		RegistrationTimeout: a.cfg.registrationTimeout.Milliseconds(),
-		RequestTimeout:      a.cfg.requestTimeout.Milliseconds(),
+		RegistrationTimeout: a.cfg.limits.RegistrationTimeout.Milliseconds(),
+		RequestTimeout:      a.cfg.limits.RequestTimeout.Milliseconds(),
 		NRIVersion:          api.NRIVersion,
 		SupportedEvents:     int32(a.cfg.supported),
-		MaxRequestTimeout:   a.cfg.maxPluginTimeout.Milliseconds(),
-		SynchronizeTimeout:  a.cfg.syncTimeout.Milliseconds(),
+		MaxRequestTimeout:   a.cfg.limits.MaxPluginRequestTimeout.Milliseconds(),
+		SynchronizeTimeout:  a.cfg.limits.SynchronizeTimeout.Milliseconds(),
 		Capabilities:        capabilitySet(told),
 	}
 	start := time.Now()
@@ -327,7 +327,7 @@ func (a *Adaptation) configure(p *plugin, config string) *RegistrationError {
 			return registrationError(p.full, codes.Unavailable, ErrStopped, "runtime is shutting down")
 		case kind == FailureTimeout:
 			return registrationError(p.full, codes.DeadlineExceeded, err,
-				"plugin %q did not answer Configure within %v", p.full, a.cfg.registrationTimeout)
+				"plugin %q did not answer Configure within %v", p.full, a.cfg.limits.RegistrationTimeout)
 		case kind == FailureLost:
 			return registrationError(p.full, codes.Unavailable, err, "plugin %q was lost during Configure: %v", p.full, err)
 		case kind == FailureCrashed:

@@ -42,7 +42,7 @@ func (a *Adaptation) identify(full string, peer *identity.Peer) *identity.Identi
 		id.Unlocated = "the connection's peer credentials are unknown"
 		return id
 	}
-	bound := a.cfg.registrationTimeout / 4
+	bound := a.cfg.limits.RegistrationTimeout / 4
 	ctx, cancel := context.WithTimeout(a.ctx, bound)
 	defer cancel()
 	id.Process = peer.Inspect(ctx, identity.InspectOptions{ProcRoot: a.cfg.procRoot, HashTimeout: bound, Digests: a.digests})

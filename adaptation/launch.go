@@ -130,7 +130,7 @@ func (a *Adaptation) pluginConfig(idx, name string) (string, error) {
 		return "", nil
 	}
 	for _, f := range []string{api.FullPluginName(idx, name) + ".conf", name + ".conf"} {
-		buf, err := trustedfile.ReadFile(filepath.Join(a.cfg.configDir, f), a.cfg.maxConfigSize)
+		buf, err := trustedfile.ReadFile(filepath.Join(a.cfg.configDir, f), a.cfg.limits.MaxPluginConfigSize)
 		if err == nil {
 			return string(buf), nil
 		}
@@ -181,7 +181,7 @@ func (a *Adaptation) launch(l launchSpec) (*process, net.Conn, error) {
 		Lines: func(stream string, line []byte) {
 			output.Log(a.ctx, outputLevel(stream, line), string(line), "plugin", l.full, "stream", stream)
 		},
-		OutputGrace: a.cfg.terminationGrace,
+		OutputGrace: a.cfg.limits.TerminationGrace,
 		OnExit: func(pid int, err error) {
 			a.log.Info("pre-installed plugin exited", "plugin", l.full, "pid", pid, "status", pluginproc.Status(err))
 		},
@@ -237,7 +237,7 @@ func (p *process) pid() int { return p.proc.Pid() }
 // grace again: descendants it left behind are cut off).
 func (p *process) terminate() error {
 	p.once.Do(func() {
-		grace := p.a.cfg.terminationGrace
+		grace := p.a.cfg.limits.TerminationGrace
 		p.proc.Stop(grace, grace)
 		p.logs.flush() // its output is drained
 		close(p.reaped)

@@ -140,16 +140,16 @@ func (a *Adaptation) startWASM(l launchSpec) (<-chan struct{}, error) {
 		}
 		return nil, err
 	}
-	ep := &wasmEndpoint{done: make(chan struct{}), grace: a.cfg.terminationGrace}
+	ep := &wasmEndpoint{done: make(chan struct{}), grace: a.cfg.limits.TerminationGrace}
 	mod, unreserve, err := a.loadWASM(l, wasmhost.Options{
 		Name:             l.full,
 		Logger:           l.logs.logger(a.log.Handler()),
 		Cache:            cache,
-		MemoryLimitPages: a.cfg.wasmMemoryPages,
+		MemoryLimitPages: a.cfg.limits.wasmMemoryPages(),
 		Reinit:           ep.reinit,
-		MaxModuleSize:    a.cfg.maxModuleSize,
+		MaxModuleSize:    a.cfg.limits.MaxWASMModuleSize,
 		TrustedFile:      true,
-		MaxAnswerSize:    a.cfg.maxAnswerSize,
+		MaxAnswerSize:    a.cfg.limits.MaxAnswerSize,
 		MaxMessageSize:   MaxMessageSize,
 		FuelChecks:       !a.cfg.wasmCtxChecks,
 	})
@@ -236,8 +236,8 @@ func (a *Adaptation) startConn(ctx context.Context, conn net.Conn, kind PluginKi
 	}
 	// The bounds on what the plugin's messages hold come last, next to
 	// the decoding they guard (bounds.go).
-	lim := connLimits{writeTimeout: a.cfg.registrationTimeout, maxInFlight: a.cfg.maxInFlight,
-		clientOpts: append(slices.Clip(a.cfg.clientOpts), ttrpc.WithChainUnaryClientInterceptor(boundAnswers(a.cfg.maxAnswerSize))),
+	lim := connLimits{writeTimeout: a.cfg.limits.RegistrationTimeout, maxInFlight: a.cfg.limits.MaxInFlightUpdates,
+		clientOpts: append(slices.Clip(a.cfg.clientOpts), ttrpc.WithChainUnaryClientInterceptor(boundAnswers(a.cfg.limits.MaxAnswerSize))),
 		serverOpts: append(slices.Clip(a.cfg.serverOpts), ttrpc.WithChainUnaryServerInterceptor(s.boundRequests)),
 		violated: func(err error) {
 			a.log.Warn("closing plugin connection: the plugin broke a bound", "plugin", s.who(), "error", err)

@@ -131,19 +131,19 @@ func (a *Adaptation) accept(l net.Listener) {
 // [WithMaxPendingConnectionsPerPeer] of its peer process (peer, if known)
 // have not. The caller holds a.mu.
 func (a *Adaptation) admitConnLocked(peer *identity.Peer) *refusal {
-	if a.unregistered >= a.cfg.maxPendingConns {
+	if a.unregistered >= a.cfg.limits.MaxPendingConnections {
 		return &refusal{
 			msg:  "refusing plugin connection: too many connections have not registered yet",
-			args: []any{"limit", a.cfg.maxPendingConns},
+			args: []any{"limit", a.cfg.limits.MaxPendingConnections},
 			err: fmt.Errorf("adaptation: refusing plugin connection: %d connections have not registered yet (limit)",
-				a.cfg.maxPendingConns),
+				a.cfg.limits.MaxPendingConnections),
 		}
 	}
 	if peer != nil {
-		if n := a.pendingByPeer[peer.PID]; n >= a.cfg.maxPendingPerPeer {
+		if n := a.pendingByPeer[peer.PID]; n >= a.cfg.limits.MaxPendingConnectionsPerPeer {
 			return &refusal{
 				msg:  "refusing plugin connection: too many connections of its process have not registered yet",
-				args: []any{"limit", a.cfg.maxPendingPerPeer, "pid", peer.PID, "uid", peer.UID},
+				args: []any{"limit", a.cfg.limits.MaxPendingConnectionsPerPeer, "pid", peer.PID, "uid", peer.UID},
 				err: fmt.Errorf("adaptation: refusing plugin connection from pid %d (uid %d): %d of its connections have not registered yet (limit)",
 					peer.PID, peer.UID, n),
 			}

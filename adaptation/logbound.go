@@ -27,12 +27,6 @@ import (
 //     (idSample).
 
 const (
-	// DefaultPluginLogRate is the number of log records per second one
-	// plugin may cause once its burst is spent; see [WithPluginLogLimit].
-	DefaultPluginLogRate = 100
-	// DefaultPluginLogBurst is the number of log records one plugin may
-	// cause at once; see [WithPluginLogLimit].
-	DefaultPluginLogBurst = 1000
 	// maxLogText bounds a record's message and each string attribute (the
 	// length of a line of a WASM guest's output, see wasmhost).
 	maxLogText = 8 << 10
@@ -44,27 +38,6 @@ const (
 	// maxLoggedIDs is how many IDs a record about many objects names.
 	maxLoggedIDs = 5
 )
-
-// WithPluginLogLimit sets the rate (records per second) and burst of log
-// records each plugin may cause: its output lines (a launched plugin's
-// stdout and stderr, a WASM plugin's stdout, stderr and env.log), and the
-// runtime's records about its requests. A pre-installed plugin keeps its
-// budget across restarts, an external plugin across registrations under
-// its name; the records about connections that have not registered yet
-// share one such budget. Records beyond it
-// are not logged; a summary record ("log records suppressed", with their
-// count) says how many, before the next record that passes and when the
-// plugin is gone. Defaults: [DefaultPluginLogRate],
-// [DefaultPluginLogBurst].
-func WithPluginLogLimit(rate float64, burst int) Option {
-	return func(c *config) error {
-		if !(rate > 0) || burst < 1 {
-			return fmt.Errorf("adaptation: plugin log limit must have a positive rate and burst, got %v/s and %d", rate, burst)
-		}
-		c.logRate, c.logBurst = rate, burst
-		return nil
-	}
-}
 
 // logBudget is the token bucket of the log records of one source.
 type logBudget struct {
@@ -81,8 +54,8 @@ type logBudget struct {
 
 // newLogBudget returns a full budget whose summaries go to out.
 func (a *Adaptation) newLogBudget(out *slog.Logger) *logBudget {
-	return &logBudget{rate: a.cfg.logRate, burst: float64(a.cfg.logBurst), out: out,
-		tokens: float64(a.cfg.logBurst), last: time.Now()}
+	return &logBudget{rate: a.cfg.limits.PluginLogRate, burst: float64(a.cfg.limits.PluginLogBurst), out: out,
+		tokens: float64(a.cfg.limits.PluginLogBurst), last: time.Now()}
 }
 
 // pluginLogBudget returns a budget for the plugin full.

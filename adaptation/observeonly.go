@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/nrikit/nrikit/adaptation/internal/queue"
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/proto"
 )
@@ -42,7 +43,7 @@ type observer struct {
 // request timeout and Stop; a request req returns nil is not sent.
 // Nothing waits for them.
 func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	res *reservation, req func(*plugin) Req, sh *shared) {
+	res *reservation, req func(*plugin) Req, sh *wire.Shared) {
 	for _, o := range res.observers {
 		p := o.p
 		o.sl.Fill(func(skip error) {

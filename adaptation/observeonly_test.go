@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
 // watcher is a builtin plugin that declares it only observes (unless
@@ -240,26 +238,4 @@ func errorString(err error) string {
 		return "no error"
 	}
 	return err.Error()
-}
-
-// TestSharedValidation checks the encoding of a validation request (its
-// pod and container by hand, the rest appended): it decodes to the
-// request, is kept for every send, and one with unknown fields keeps
-// them.
-func TestSharedValidation(t *testing.T) {
-	adj := &api.ContainerAdjustment{}
-	adj.AddEnv("A", "1")
-	req := &api.ValidateContainerAdjustmentRequest{Pod: testPod(1), Container: bigCtr(1), Adjust: adj,
-		Update:  []*api.ContainerUpdate{{ContainerId: "other"}},
-		Owners:  &api.OwningPlugins{Owners: map[string]*api.FieldOwners{"ctr1": {Simple: map[int32]string{1: "10-a"}}}},
-		Plugins: []*api.PluginInstance{{Name: "a", Index: "10"}}}
-	sh := &shared{}
-	first := wireKept(t, sh, req)
-	decodesTo(t, first, req)
-	if again := wireKept(t, sh, req); !sameBytes(again, first) {
-		t.Error("the request was encoded again")
-	}
-	odd := proto.Clone(req).(*api.ValidateContainerAdjustmentRequest)
-	odd.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 1999, protowire.VarintType), 7))
-	decodesTo(t, wireKept(t, &shared{}, odd), odd)
 }

@@ -16,22 +16,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Defaults of the tunables; each has an option that overrides it.
+// Defaults of the tunables other than the numeric bounds (limits.go);
+// each has an option that overrides it.
 const (
 	// DefaultPluginDir is where pre-installed plugins are looked for.
 	DefaultPluginDir = "/opt/nri/plugins"
 	// DefaultConfigDir holds the configuration files of pre-installed
 	// plugins (IDX-NAME.conf or NAME.conf).
 	DefaultConfigDir = "/etc/nri/conf.d"
-	// DefaultSynchronizeTimeout is the time a plugin has to answer each
-	// part of a Synchronize request. A part carries at most
-	// [MaxSyncMessageSize] bytes of pods and containers, which a plugin
-	// decodes in milliseconds; the generous default leaves room for a
-	// plugin that rebuilds its state from the last part.
-	DefaultSynchronizeTimeout = 10 * time.Second
-	// DefaultTerminationGrace is how long a launched plugin has to exit
-	// after SIGTERM before it is killed.
-	DefaultTerminationGrace = 2 * time.Second
 	// DefaultShutdownTimeout bounds the Shutdown request sent to a plugin
 	// that is replaced or disconnected (Stop uses its context instead).
 	DefaultShutdownTimeout = time.Second
@@ -39,32 +31,10 @@ const (
 	// request: the pods and containers are split into parts no larger
 	// than this (a single object larger than it travels alone).
 	MaxSyncMessageSize = 1 << 20
-	// DefaultSynchronizeBudget bounds a plugin's whole Synchronize, all
-	// parts together (each part also has the synchronize timeout). A
-	// plugin that has not synchronized within it is disconnected.
-	DefaultSynchronizeBudget = time.Minute
-	// DefaultMaxPendingConnections bounds the connections that have not
-	// completed registration at any one time; further connections are
-	// refused (closed at once, with a log line).
-	DefaultMaxPendingConnections = 32
-	// DefaultMaxPendingConnectionsPerPeer bounds the connections of one
-	// peer process (by SO_PEERCRED) that have not completed registration
-	// at any one time, so that one process cannot hold them all.
-	DefaultMaxPendingConnectionsPerPeer = 4
-	// DefaultMaxInFlightUpdates bounds the Runtime-service requests
-	// (UpdateContainers) one plugin has in flight: further requests are
-	// not read from its connection until one is answered.
-	DefaultMaxInFlightUpdates = 16
-	// DefaultMaxAnswerSize bounds the encoded size of one plugin's answer
-	// to an event; see [WithMaxAnswerSize].
-	DefaultMaxAnswerSize = 1 << 20
 	// MaxMessageSize is the largest ttrpc message NRI carries (ttrpc's
 	// own limit, which upstream NRI keeps): no request to a plugin and
 	// no answer from one can be larger.
 	MaxMessageSize = 4 << 20
-	// DefaultMaxPluginConfigSize caps a pre-installed plugin's
-	// configuration file; see [WithMaxPluginConfigSize].
-	DefaultMaxPluginConfigSize = 1 << 20
 	// DefaultValidatorName and DefaultValidatorIndex identify the builtin
 	// validator installed by [WithDefaultValidator] (the same identity
 	// as upstream's).
@@ -112,48 +82,31 @@ type builtinSpec struct {
 }
 
 type config struct {
-	pluginDir           string
-	configDir           string
-	socketPath          string
-	noListen            bool
-	registrationTimeout time.Duration
-	requestTimeout      time.Duration
-	syncTimeout         time.Duration
-	maxPluginTimeout    time.Duration // 0 until defaulted to requestTimeout
-	syncBudget          time.Duration
-	syncWait            time.Duration // 0 until defaulted to requestTimeout
-	maxPendingConns     int
-	maxPendingPerPeer   int
-	maxInFlight         int
-	maxAnswerSize       int
-	logRate             float64 // see WithPluginLogLimit
-	logBurst            int
-	terminationGrace    time.Duration
-	builtins            []builtinSpec
-	logger              *slog.Logger
-	supported           api.EventMask
-	overrides           map[string]PluginPolicy
-	restart             *Backoff
-	pluginArgs          map[string][]string
-	env                 []string
-	observer            Observer        // see observer.go
-	refusalObserver     RefusalObserver // likewise
-	applied             *capability.Set // nil: capability.All(); see capabilities.go
+	pluginDir  string
+	configDir  string
+	socketPath string
+	noListen   bool
+	// limits are the numeric bounds (limits.go); New resolves them.
+	limits          Limits
+	builtins        []builtinSpec
+	logger          *slog.Logger
+	supported       api.EventMask
+	overrides       map[string]PluginPolicy
+	restart         *Backoff
+	pluginArgs      map[string][]string
+	env             []string
+	observer        Observer        // see observer.go
+	refusalObserver RefusalObserver // likewise
+	applied         *capability.Set // nil: capability.All(); see capabilities.go
 	// Embedding a runtime (see embed_sync.go, embed_hooks.go).
-	syncFunc      SyncFunc
-	clientOpts    []ttrpc.ClientOpts
-	serverOpts    []ttrpc.ServerOpt
-	recorders     []MetricsRecorder
-	deprecation   DeprecationRecorder
-	maxConfigSize int64
+	syncFunc    SyncFunc
+	clientOpts  []ttrpc.ClientOpts
+	serverOpts  []ttrpc.ServerOpt
+	recorders   []MetricsRecorder
+	deprecation DeprecationRecorder
 	// WASM plugins (see wasm.go, wasmload.go).
-	wasmCacheDir    string
-	wasmMemoryPages uint32 // 0: wasmhost's default
-	maxModuleSize   int64
-	maxWASMLoads    int
-	wasmBudget      uint64 // 0: none
-	wasmLoadTimeout time.Duration
-	wasmCtxChecks   bool // see WithWASMContextChecks
+	wasmCacheDir  string
+	wasmCtxChecks bool // see WithWASMContextChecks
 	// wasmLoad is wasmhost.Load (tests watch it).
 	wasmLoad func(ctx context.Context, path string, opts wasmhost.Options) (*wasmhost.Plugin, error)
 	// afterBind, if set, is called with the path the socket was bound
@@ -167,10 +120,9 @@ type config struct {
 	adminScopes map[string]*filter.Filter
 	// The administrator's policy (policy.go): policy given with
 	// WithPolicy, or the file of WithPolicyFile, looked at every
-	// policyReload.
-	policy       *policy.Policy
-	policyFile   string
-	policyReload time.Duration
+	// Limits.PolicyReloadInterval.
+	policy     *policy.Policy
+	policyFile string
 	// procRoot is where procfs is mounted, for the identities of
 	// external plugins (identify.go); empty: /proc. Tests set it.
 	procRoot string
@@ -178,31 +130,16 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		pluginDir:           DefaultPluginDir,
-		configDir:           DefaultConfigDir,
-		socketPath:          api.DefaultSocketPath,
-		registrationTimeout: api.DefaultRegistrationTimeout,
-		requestTimeout:      api.DefaultRequestTimeout,
-		syncTimeout:         DefaultSynchronizeTimeout,
-		syncBudget:          DefaultSynchronizeBudget,
-		maxPendingConns:     DefaultMaxPendingConnections,
-		maxPendingPerPeer:   DefaultMaxPendingConnectionsPerPeer,
-		maxInFlight:         DefaultMaxInFlightUpdates,
-		maxAnswerSize:       DefaultMaxAnswerSize,
-		logRate:             DefaultPluginLogRate,
-		logBurst:            DefaultPluginLogBurst,
-		terminationGrace:    DefaultTerminationGrace,
-		maxConfigSize:       DefaultMaxPluginConfigSize,
-		maxModuleSize:       DefaultMaxWASMModuleSize,
-		maxWASMLoads:        DefaultMaxConcurrentWASMLoads,
-		wasmLoadTimeout:     DefaultWASMLoadTimeout,
-		wasmLoad:            wasmhost.Load,
-		logger:              slog.New(slog.DiscardHandler),
-		supported:           api.AllEvents,
-		overrides:           map[string]PluginPolicy{},
-		adminScopes:         map[string]*filter.Filter{},
-		policyReload:        DefaultPolicyReloadInterval,
-		pluginArgs:          map[string][]string{},
+		pluginDir:   DefaultPluginDir,
+		configDir:   DefaultConfigDir,
+		socketPath:  api.DefaultSocketPath,
+		limits:      DefaultLimits(),
+		wasmLoad:    wasmhost.Load,
+		logger:      slog.New(slog.DiscardHandler),
+		supported:   api.AllEvents,
+		overrides:   map[string]PluginPolicy{},
+		adminScopes: map[string]*filter.Filter{},
+		pluginArgs:  map[string][]string{},
 	}
 }
 
@@ -225,21 +162,6 @@ func WithPluginDir(path string) Option {
 // configuration files (default [DefaultConfigDir]).
 func WithConfigDir(path string) Option {
 	return func(c *config) error { c.configDir = path; return nil }
-}
-
-// WithMaxPluginConfigSize caps the size of a pre-installed plugin's
-// configuration file (default [DefaultMaxPluginConfigSize], at most
-// [MaxMessageSize], as the configuration travels in one message). A
-// plugin whose file is larger is not started, with the reason in the
-// log.
-func WithMaxPluginConfigSize(n int64) Option {
-	return func(c *config) error {
-		if n < 1 || n > MaxMessageSize {
-			return fmt.Errorf("adaptation: maximum plugin configuration size must be between 1 and %d, got %d", MaxMessageSize, n)
-		}
-		c.maxConfigSize = n
-		return nil
-	}
 }
 
 // WithSocketPath sets the unix socket on which external plugins connect
@@ -265,165 +187,6 @@ func WithSocketPath(path string) Option {
 // it.
 func WithDisabledExternalConnections() Option {
 	return func(c *config) error { c.noListen = true; return nil }
-}
-
-// WithRegistrationTimeout sets the time a plugin has for each step of its
-// registration: sending RegisterPlugin after connecting, and answering
-// Configure (default api.DefaultRegistrationTimeout).
-func WithRegistrationTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("registration timeout", d); err != nil {
-			return err
-		}
-		c.registrationTimeout = d
-		return nil
-	}
-}
-
-// WithRequestTimeout sets the time a plugin has to answer one event
-// (default api.DefaultRequestTimeout), unless it asks for its own.
-func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("request timeout", d); err != nil {
-			return err
-		}
-		c.requestTimeout = d
-		return nil
-	}
-}
-
-// WithSynchronizeTimeout sets the time a plugin has to answer each part of
-// Synchronize (default [DefaultSynchronizeTimeout]).
-func WithSynchronizeTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("synchronize timeout", d); err != nil {
-			return err
-		}
-		c.syncTimeout = d
-		return nil
-	}
-}
-
-// WithSynchronizeBudget bounds a plugin's whole Synchronize, every part
-// and the wait for each answer together (default
-// [DefaultSynchronizeBudget]). A plugin that has not synchronized within
-// it is disconnected.
-func WithSynchronizeBudget(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("synchronize budget", d); err != nil {
-			return err
-		}
-		c.syncBudget = d
-		return nil
-	}
-}
-
-// WithSynchronizeWait sets how long a mutating event (RunPodSandbox,
-// CreateContainer, ...) or a validation waits for a plugin that is still
-// synchronizing (default: the request timeout). After that the event
-// proceeds without the plugin, as for a plugin that timed out: unless the
-// plugin's failure policy is fail_request, or it is required and the
-// event is CreateContainer, which then fail. The plugin still gets the
-// event once it has synchronized, so it sees every object, but its
-// answer is ignored (logged); validations are not delivered late.
-func WithSynchronizeWait(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("synchronize wait", d); err != nil {
-			return err
-		}
-		c.syncWait = d
-		return nil
-	}
-}
-
-// WithMaxPendingConnections bounds the plugin connections that have not
-// completed registration (default [DefaultMaxPendingConnections]); a
-// connection beyond it is closed at once and logged. Registered plugins
-// do not count.
-func WithMaxPendingConnections(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("adaptation: maximum pending connections must be positive, got %d", n)
-		}
-		c.maxPendingConns = n
-		return nil
-	}
-}
-
-// WithMaxPendingConnectionsPerPeer bounds the connections of one peer
-// process that have not completed registration (default
-// [DefaultMaxPendingConnectionsPerPeer]); a connection beyond it is
-// closed at once and logged, so that one local client cannot hold every
-// slot of [WithMaxPendingConnections] and starve the registration of
-// other plugins. The peer is the process that connected, as the
-// socket's SO_PEERCRED reports it (its PID; a plugin registers over one
-// connection). A connection whose peer is not known (one handed to
-// [Adaptation.ServeConn] that is not a unix socket) counts against the
-// global bound only.
-func WithMaxPendingConnectionsPerPeer(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("adaptation: maximum pending connections per peer must be positive, got %d", n)
-		}
-		c.maxPendingPerPeer = n
-		return nil
-	}
-}
-
-// WithMaxInFlightUpdates bounds the Runtime-service requests
-// (UpdateContainers) one plugin may have in flight (default
-// [DefaultMaxInFlightUpdates]); their bytes together are bounded by
-// [MaxMessageSize]. Further requests are not read from the plugin's
-// connection until one is answered, so a plugin that floods the runtime
-// holds at most this many calls and a bounded number of bytes.
-func WithMaxInFlightUpdates(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("adaptation: maximum in-flight updates must be positive, got %d", n)
-		}
-		c.maxInFlight = n
-		return nil
-	}
-}
-
-// WithMaxAnswerSize bounds the encoded size of one plugin's answer to a
-// mutating event (default [DefaultMaxAnswerSize], at most
-// [MaxMessageSize]). A larger answer is a failure of that plugin
-// ([FailureOversize]), handled by its failure policy: by default the
-// request proceeds without its answer.
-func WithMaxAnswerSize(n int) Option {
-	return func(c *config) error {
-		if n < 1 || n > MaxMessageSize {
-			return fmt.Errorf("adaptation: maximum answer size must be between 1 and %d, got %d", MaxMessageSize, n)
-		}
-		c.maxAnswerSize = n
-		return nil
-	}
-}
-
-// WithMaxPluginRequestTimeout caps the request timeout a plugin may ask
-// for in ConfigureResponse.request_timeout. The default is the request
-// timeout: plugins may shorten it, not lengthen it.
-func WithMaxPluginRequestTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("maximum plugin request timeout", d); err != nil {
-			return err
-		}
-		c.maxPluginTimeout = d
-		return nil
-	}
-}
-
-// WithTerminationGrace sets how long a launched plugin has to exit after
-// SIGTERM before it is killed (default [DefaultTerminationGrace]).
-func WithTerminationGrace(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("termination grace", d); err != nil {
-			return err
-		}
-		c.terminationGrace = d
-		return nil
-	}
 }
 
 // WithBuiltinPlugin adds an in-process plugin. svc is called exactly like

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/adaptation/internal/queue"
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/identity"
 	"google.golang.org/protobuf/proto"
@@ -32,15 +33,15 @@ type endpoint interface {
 	// connections of the event what sh holds (sh may be nil), an
 	// in-process plugin gets a clone. It returns the answer, of m's
 	// answer type.
-	call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error)
+	call(ctx context.Context, m *method, req proto.Message, sh *wire.Shared) (proto.Message, error)
 	// failure classifies err, which a call returned and which is neither
 	// a timeout nor a lost connection: FailureRejected if it is the
 	// plugin's answer, FailureLost if the plugin sent something that
 	// could not be decoded, FailureCrashed if the plugin crashed.
 	failure(err error) FailureKind
 	// syncParts returns the Synchronize requests of a snapshot, split to
-	// fit limit bytes each (see splitSync), as the endpoint sends them.
-	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts
+	// fit limit bytes each (see wire.SplitSync), as the endpoint sends them.
+	syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts
 	// Done is closed once the plugin is gone: its connection was lost,
 	// its process exited, or Close was called.
 	Done() <-chan struct{}
@@ -135,7 +136,7 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 	p := &plugin{
 		a: a, idx: idx, name: name, full: full, kind: kind, ep: ep, pid: pid, id: id,
 		required:   ov.Required,
-		timeout:    a.cfg.requestTimeout,
+		timeout:    a.cfg.limits.RequestTimeout,
 		track:      newTracker(nil),
 		scope:      "all",
 		q:          queue.New(),
@@ -260,7 +261,7 @@ func (p *plugin) enqueue(w queue.Work) bool {
 // asks for requested (0: none).
 func (a *Adaptation) effectiveTimeout(requested time.Duration) time.Duration {
 	if requested <= 0 {
-		return a.cfg.requestTimeout
+		return a.cfg.limits.RequestTimeout
 	}
-	return min(requested, a.cfg.maxPluginTimeout)
+	return min(requested, a.cfg.limits.MaxPluginRequestTimeout)
 }

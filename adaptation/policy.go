@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/nrikit/nrikit/policy"
 )
@@ -15,11 +14,8 @@ import (
 // Adaptation holds the current one in a.pol; each plugin holds its grant
 // under it (grant.go), resolved when the plugin is configured and again,
 // for every plugin, when a new policy is applied. Each plugin's own
-// answer is checked against its grant before it is merged (checkGrant).
-
-// DefaultPolicyReloadInterval is how often the Adaptation looks for a
-// change of the policy file of [WithPolicyFile], by default.
-const DefaultPolicyReloadInterval = 10 * time.Second
+// answer is checked against its grant before it is merged (checkGrant
+// finds, enforceGrant decides).
 
 // ErrNoPolicyFile is returned by [Adaptation.ReloadPolicy] when the
 // Adaptation was not given a policy file.
@@ -60,19 +56,6 @@ func WithPolicyFile(path string) Option {
 			return errors.New("adaptation: empty policy file path")
 		}
 		c.policy, c.policyFile = nil, path
-		return nil
-	}
-}
-
-// WithPolicyReloadInterval sets how often the Adaptation looks for a
-// change of the policy file of [WithPolicyFile] (its identity, size and
-// modification time); default [DefaultPolicyReloadInterval].
-func WithPolicyReloadInterval(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("policy reload interval", d); err != nil {
-			return err
-		}
-		c.policyReload = d
 		return nil
 	}
 }
@@ -210,7 +193,7 @@ func (a *Adaptation) reloadLocked() error {
 // watchPolicy looks for a change of the policy file every reload
 // interval until the Adaptation stops, and reloads it when it changed.
 func (a *Adaptation) watchPolicy() {
-	for a.sleep(a.cfg.policyReload) {
+	for a.sleep(a.cfg.limits.PolicyReloadInterval) {
 		fi, err := os.Stat(a.cfg.policyFile)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue // unreadable: keep the policy, look again

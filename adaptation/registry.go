@@ -133,7 +133,7 @@ func (a *Adaptation) missingRequiredLocked(s subject) error {
 // activated or dropped, at most the registration timeout; other
 // registrations under the name of a registering plugin are refused.
 func (a *Adaptation) admit(p *plugin) *RegistrationError {
-	t := time.NewTimer(a.cfg.registrationTimeout)
+	t := time.NewTimer(a.cfg.limits.RegistrationTimeout)
 	defer t.Stop()
 	for {
 		a.mu.Lock()

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmabi"
 	"google.golang.org/protobuf/proto"
@@ -108,7 +109,7 @@ func (r *rpc[Req, Rsp]) stateChange(req Req) *api.StateChangeEvent {
 
 // send makes the call m with req to the plugin at ep (see endpoint.call)
 // and returns its answer as the method's answer type Rsp.
-func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req proto.Message, sh *shared) (Rsp, error) {
+func send[Rsp proto.Message](ctx context.Context, ep endpoint, m *method, req proto.Message, sh *wire.Shared) (Rsp, error) {
 	out, err := ep.call(ctx, m, req, sh)
 	rsp, _ := out.(Rsp)
 	return rsp, err

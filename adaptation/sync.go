@@ -8,46 +8,7 @@ import (
 
 	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/api"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
-
-// splitSync splits pods and containers into Synchronize requests whose
-// encoded size does not exceed limit bytes, pods first. Every request
-// but the last has More set. An object too large for a request on its
-// own travels alone. There is always at least one request.
-func splitSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) []*api.SynchronizeRequest {
-	// Room for "more = true" (tag and a one-byte varint).
-	budget := limit - 2
-	var (
-		parts = []*api.SynchronizeRequest{{}}
-		size  int
-	)
-	fit := func(n int) *api.SynchronizeRequest {
-		cur := parts[len(parts)-1]
-		if size > 0 && size+n > budget {
-			cur.More = true
-			cur = &api.SynchronizeRequest{}
-			parts = append(parts, cur)
-			size = 0
-		}
-		size += n
-		return cur
-	}
-	for _, p := range pods {
-		cur := fit(fieldSize(proto.Size(p)))
-		cur.Pods = append(cur.Pods, p)
-	}
-	for _, c := range ctrs {
-		cur := fit(fieldSize(proto.Size(c)))
-		cur.Containers = append(cur.Containers, c)
-	}
-	return parts
-}
-
-// fieldSize is the encoded size of a length-delimited field (numbers
-// below 16) holding n bytes.
-func fieldSize(n int) int { return 1 + protowire.SizeVarint(uint64(n)) + n }
 
 // errSplitSync is a plugin that does not follow the split Synchronize
 // protocol.
@@ -61,26 +22,26 @@ var errSplitSync = errors.New("plugin does not handle split Synchronize requests
 // see SyncFunc), and sets up the filter for the events queued
 // meanwhile. It runs on p's worker.
 func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.Container) error {
-	// See syncwire.go: parts are encoded ahead for connected plugins.
+	// See wire.SyncParts: parts are encoded ahead for connected plugins.
 	parts := p.ep.syncParts(pods, ctrs, MaxSyncMessageSize)
-	defer parts.stop()
+	defer parts.Stop()
 	// The whole Synchronize has a budget, each part its own timeout.
-	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.syncBudget)
+	bctx, cancelBudget := context.WithTimeout(a.ctx, a.cfg.limits.SynchronizeBudget)
 	defer cancelBudget()
 	var last *api.SynchronizeResponse
 	for i := 0; ; i++ {
-		req, more, ok, err := parts.next()
+		req, more, ok, err := parts.Next()
 		if err != nil {
 			return &PluginError{Plugin: p.full, Op: "Synchronize", Kind: FailureRejected, Err: err}
 		}
 		if !ok {
 			break
 		}
-		ctx, cancel := context.WithTimeout(bctx, a.cfg.syncTimeout)
+		ctx, cancel := context.WithTimeout(bctx, a.cfg.limits.SynchronizeTimeout)
 		// The part's deadline is the budget's when that comes first.
-		timeout := a.cfg.syncTimeout
+		timeout := a.cfg.limits.SynchronizeTimeout
 		if dl, _ := bctx.Deadline(); time.Until(dl) < timeout {
-			timeout = a.cfg.syncBudget
+			timeout = a.cfg.limits.SynchronizeBudget
 		}
 		start := time.Now()
 		rsp, err := p.ep.Synchronize(ctx, req)
@@ -126,7 +87,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 
 // applySyncUpdates applies the updates p asked for in Synchronize.
 func (a *Adaptation) applySyncUpdates(p *plugin, ups []*api.ContainerUpdate) {
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.requestTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.limits.RequestTimeout)
 	failed, err := a.update(ctx, ups, nil)
 	cancel()
 	switch {

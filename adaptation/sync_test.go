@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nrikit/nrikit/api"
-	"google.golang.org/protobuf/proto"
 )
 
 func bigCtr(i int) *api.Container {
@@ -20,43 +19,6 @@ func bigCtr(i int) *api.Container {
 	c.Args = []string{"/usr/bin/server", "--port=8080", "--verbose"}
 	c.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin", "HOME=/root"}
 	return c
-}
-
-func TestSplitSync(t *testing.T) {
-	var pods []*api.PodSandbox
-	for i := range 100 {
-		pods = append(pods, testPod(i))
-	}
-	var ctrs []*api.Container
-	for i := range 20000 {
-		ctrs = append(ctrs, bigCtr(i))
-	}
-	huge := testCtr(0, 99999)
-	huge.Annotations = map[string]string{"big": strings.Repeat("x", 2*MaxSyncMessageSize)}
-	ctrs = append(ctrs, huge)
-
-	parts := splitSync(pods, ctrs, MaxSyncMessageSize)
-	if len(parts) < 3 {
-		t.Fatalf("%d parts, want several", len(parts))
-	}
-	var np, nc int
-	for i, p := range parts {
-		np += len(p.Pods)
-		nc += len(p.Containers)
-		if p.More != (i < len(parts)-1) {
-			t.Errorf("part %d: more=%v", i, p.More)
-		}
-		size := proto.Size(p)
-		if size > MaxSyncMessageSize && !(len(p.Containers) == 1 && p.Containers[0] == huge) {
-			t.Errorf("part %d: %d bytes", i, size)
-		}
-	}
-	if np != len(pods) || nc != len(ctrs) {
-		t.Errorf("parts hold %d pods, %d containers; want %d, %d", np, nc, len(pods), len(ctrs))
-	}
-	if one := splitSync(nil, nil, MaxSyncMessageSize); len(one) != 1 || one[0].More {
-		t.Errorf("empty state: %v", one)
-	}
 }
 
 func TestSynchronizeLarge(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/trustedfile"
 	"github.com/nrikit/nrikit/internal/wasmhost"
@@ -23,12 +24,6 @@ import (
 // Unlike a launched plugin, a WASM plugin does not register: its index
 // and name are its file's, and its subscription is its Configure answer's
 // events (none: all of them).
-
-// DefaultWASMLoadTimeout bounds the loading of a WASM plugin module:
-// reading, compiling (seconds for a Go guest without a compilation cache,
-// see [WithWASMCacheDir]) and instantiating it; see
-// [WithWASMLoadTimeout].
-const DefaultWASMLoadTimeout = 2 * time.Minute
 
 // WithWASMCacheDir sets the directory of the on-disk compilation cache of
 // WASM plugins (created, mode 0700, if missing): a module compiled once,
@@ -63,24 +58,6 @@ func WithWASMCacheDir(dir string) Option {
 func WithWASMContextChecks() Option {
 	return func(c *config) error { c.wasmCtxChecks = true; return nil }
 }
-
-// WithWASMMemoryLimit caps the linear memory of each WASM plugin instance
-// at limit bytes, rounded down to whole 64 KiB pages (default 128 MiB). A
-// guest that needs more crashes ([FailureCrashed]); a Go guest's heap
-// lives in this memory.
-func WithWASMMemoryLimit(limit uint64) Option {
-	return func(c *config) error {
-		pages := limit / wasmPageSize
-		if pages == 0 || pages > 1<<16 {
-			return fmt.Errorf("adaptation: WASM memory limit %d bytes out of range (64 KiB to 4 GiB)", limit)
-		}
-		c.wasmMemoryPages = uint32(pages)
-		return nil
-	}
-}
-
-// wasmPageSize is the size of a WebAssembly memory page.
-const wasmPageSize = 64 << 10
 
 // wasmRuntime is the Adaptation's compilation cache of WASM plugins,
 // made when the first one loads and closed by Stop, and the bounds of
@@ -194,8 +171,8 @@ func (e *wasmEndpoint) reinit(ctx context.Context, call func(context.Context, st
 
 // call encodes req (with what sh shares, as a connection does) and calls
 // the export serving m (m.wasm).
-func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *shared) (proto.Message, error) {
-	enc, buf, err := sh.wire(req)
+func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, sh *wire.Shared) (proto.Message, error) {
+	enc, buf, err := sh.Encode(req)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +183,7 @@ func (e *wasmEndpoint) call(ctx context.Context, m *method, req proto.Message, s
 		err = e.mod.CallMessage(ctx, m.wasm, req, rsp)
 	}
 	// The request's bytes were copied into the guest's memory.
-	buf.free()
+	buf.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -289,17 +266,17 @@ func (e *wasmEndpoint) failure(err error) FailureKind {
 	return FailureRejected
 }
 
-// syncParts returns the parts of splitSync for a module that declares
+// syncParts returns the parts of wire.SplitSync for a module that declares
 // it handles Synchronize in parts (nrikit's guest does), else the whole
 // snapshot in one request, as upstream's runtime sends it to every WASM
 // plugin: a guest on upstream's generated glue answers without looking
 // at more, so a part would be all it saw. They are encoded, not shared,
 // so the objects need no copy.
-func (e *wasmEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *syncParts {
+func (e *wasmEndpoint) syncParts(pods []*api.PodSandbox, ctrs []*api.Container, limit int) *wire.SyncParts {
 	if e.mod.SplitsSynchronize() {
-		return plainSyncParts(pods, ctrs, limit)
+		return wire.PlainSyncParts(pods, ctrs, limit)
 	}
-	return listedSyncParts([]*api.SynchronizeRequest{{Pods: pods, Containers: ctrs}})
+	return wire.ListedSyncParts([]*api.SynchronizeRequest{{Pods: pods, Containers: ctrs}})
 }
 
 // configured does nothing: every call is bounded by its context.

@@ -13,78 +13,10 @@ import (
 // directory's files decide: a module's bytes (read whole), its
 // compilation (2.5 s of CPU and a peak of about 115 MB for an 8 MB Go
 // guest without a compilation cache) and its instance, whose linear
-// memory may grow to the memory limit. The options below bound them all
-// together: how many modules load at once, and how much linear memory
-// the loaded ones may reserve.
-
-const (
-	// DefaultMaxWASMModuleSize caps the size of a WASM plugin's module
-	// file; see [WithMaxWASMModuleSize].
-	DefaultMaxWASMModuleSize = wasmhost.DefaultMaxModuleSize
-	// DefaultMaxConcurrentWASMLoads bounds the WASM plugins that load
-	// (read, compile, instantiate) at once; see
-	// [WithMaxConcurrentWASMLoads].
-	DefaultMaxConcurrentWASMLoads = 2
-)
-
-// WithMaxWASMModuleSize caps the size of a WASM plugin's module file
-// (default [DefaultMaxWASMModuleSize], 64 MiB, eight times a Go
-// guest's). A larger file is not read: the plugin is not loaded, with
-// the reason in the log.
-func WithMaxWASMModuleSize(n int64) Option {
-	return func(c *config) error {
-		if n < int64(len("\x00asm\x01\x00\x00\x00")) {
-			return fmt.Errorf("adaptation: maximum WASM module size must be at least 8 bytes, got %d", n)
-		}
-		c.maxModuleSize = n
-		return nil
-	}
-}
-
-// WithMaxConcurrentWASMLoads bounds the WASM plugins that load at once
-// (default [DefaultMaxConcurrentWASMLoads]). Loading a module without a
-// compilation cache compiles it: about 2.5 s of CPU on two cores and a
-// peak of about 115 MB of RSS for an 8 MB Go guest, so n loads at once
-// cost up to n times that. A plugin waits for its turn at most the load
-// timeout ([WithWASMLoadTimeout]), then loads within the load timeout.
-func WithMaxConcurrentWASMLoads(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("adaptation: maximum concurrent WASM loads must be positive, got %d", n)
-		}
-		c.maxWASMLoads = n
-		return nil
-	}
-}
-
-// WithWASMMemoryBudget bounds the linear memory of all WASM plugins
-// together: each loaded plugin reserves its memory limit
-// ([WithWASMMemoryLimit], 128 MiB by default) until it is closed, and a
-// plugin whose limit exceeds what is left of the budget is not loaded,
-// with the reason in the log (with [WithRestartLaunched] it is tried
-// again later, when another may have gone). The default, 0, sets no
-// budget: n WASM plugins may use n times the memory limit. The budget
-// counts linear memory only: each distinct module also keeps its machine
-// code (about 30 MB for an 8 MB Go guest) and each instance a few MB of
-// the host's.
-func WithWASMMemoryBudget(bytes uint64) Option {
-	return func(c *config) error { c.wasmBudget = bytes; return nil }
-}
-
-// WithWASMLoadTimeout bounds the loading of each WASM plugin: reading,
-// compiling and instantiating its module (default
-// [DefaultWASMLoadTimeout]), and separately its wait for its turn to
-// load ([WithMaxConcurrentWASMLoads]). A compilation stops within a
-// fraction of a second of the timeout, or of Stop.
-func WithWASMLoadTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if err := positive("WASM load timeout", d); err != nil {
-			return err
-		}
-		c.wasmLoadTimeout = d
-		return nil
-	}
-}
+// memory may grow to the memory limit. The limits bound them all together
+// (Limits.MaxConcurrentWASMLoads, WASMLoadTimeout, WASMMemoryBudget): how
+// many modules load at once, and how much linear memory the loaded ones
+// may reserve.
 
 // wasmLoads bounds the loading of WASM plugins: the turns to load, and
 // the memory budget.
@@ -102,12 +34,12 @@ type wasmLoads struct {
 // and the function that gives its reservation back, once it is closed.
 func (a *Adaptation) loadWASM(l launchSpec, opts wasmhost.Options) (*wasmhost.Plugin, func(), error) {
 	w := &a.wasm.loads
-	unreserve, err := w.reserve(a.cfg.wasmBudget, wasmMemoryLimit(opts))
+	unreserve, err := w.reserve(a.cfg.limits.WASMMemoryBudget, wasmMemoryLimit(opts))
 	if err != nil {
 		return nil, nil, err
 	}
-	w.once.Do(func() { w.turns = make(chan struct{}, a.cfg.maxWASMLoads) })
-	timeout := a.cfg.wasmLoadTimeout
+	w.once.Do(func() { w.turns = make(chan struct{}, a.cfg.limits.MaxConcurrentWASMLoads) })
+	timeout := a.cfg.limits.WASMLoadTimeout
 	wait, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
 	waited := time.Now()

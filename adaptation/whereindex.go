@@ -191,7 +191,7 @@ func (a *Adaptation) needsWhereIndexLocked(grant func(*plugin) *grantState) bool
 func (a *Adaptation) buildWhereIndex(apply func()) (*whereIndex, error) {
 	ix := newWhereIndex()
 	a.objects.Store(ix)
-	err := a.snapshot("the where of plugins changed by a policy reload", a.cfg.registrationTimeout, func(pods []*api.PodSandbox, ctrs []*api.Container) error {
+	err := a.snapshot("the where of plugins changed by a policy reload", a.cfg.limits.RegistrationTimeout, func(pods []*api.PodSandbox, ctrs []*api.Container) error {
 		ix.fill(pods, ctrs)
 		if apply != nil {
 			apply()

@@ -85,10 +85,18 @@ func (r *run) lateSync(hold func(ctx context.Context)) (p *plugin, registered <-
 		hold(ctx)
 	}}
 	full := api.FullPluginName("50", fmt.Sprintf("nri-check-%s-late-%s", r.check.ID, r.nonce))
+	// The registration holds the run's sync gate until it ends
+	// (env.syncGate), from before the plugin connects.
+	r.syncGate.Lock()
 	if p, err = r.dialPlugin(spec, full); err != nil {
+		r.syncGate.Unlock()
 		return nil, nil, time.Time{}, err
 	}
-	registered = background(func() (string, error) { _, err := r.register(p); return "", err })
+	registered = background(func() (string, error) {
+		defer r.syncGate.Unlock()
+		_, err := p.register(r.ctx, registerTimeout)
+		return "", err
+	})
 	select {
 	case syncAt = <-inSync:
 		return p, registered, syncAt, nil

@@ -85,22 +85,16 @@ func (r *run) plugin(spec pluginSpec) (*plugin, error) {
 		spec.Name = "p"
 	}
 	full := api.FullPluginName(spec.Idx, fmt.Sprintf("nri-check-%s-%s-%s", r.check.ID, spec.Name, r.nonce))
+	r.syncGate.Lock()
+	defer r.syncGate.Unlock()
 	p, err := r.dialPlugin(spec, full)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.register(p); err != nil {
+	if _, err := p.register(r.ctx, registerTimeout); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// register registers p (within registerTimeout), keeping its Synchronize
-// out of the stops of stopCounted.
-func (r *run) register(p *plugin) (*api.ConfigureRequest, error) {
-	r.syncGate.Lock()
-	defer r.syncGate.Unlock()
-	return p.register(r.ctx, registerTimeout)
 }
 
 // dialPlugin connects a plugin of the check without registering it.
@@ -253,7 +247,9 @@ func (r *run) stopContainer(ctx context.Context, id string) error {
 }
 
 // stopCounted stops a container whose StopContainer event the check
-// counts: no plugin registers meanwhile (env.syncGate says why).
+// counts: no plugin registers meanwhile (env.syncGate says why; a plugin
+// takes the gate before it connects, as the runtime's registration
+// timeout runs from the connection).
 func (r *run) stopCounted(ctx context.Context, id string) error {
 	r.syncGate.RLock()
 	defer r.syncGate.RUnlock()

@@ -1,4 +1,4 @@
-package adaptation
+package wire
 
 import (
 	"bytes"
@@ -14,7 +14,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// decodesTo fails t unless enc, an encoding wire made, decodes to want
+// maxCreate is the CreateContainer limit of the tests' Shareds: what
+// NRI's message limit leaves for a request.
+const maxCreate = maxMessage - 16<<10
+
+// decodesTo fails t unless enc, an encoding Encode made, decodes to want
 // (map entries are encoded in random order, so bytes are not compared).
 func decodesTo(t *testing.T, enc []byte, want proto.Message) {
 	t.Helper()
@@ -30,13 +34,13 @@ func decodesTo(t *testing.T, enc []byte, want proto.Message) {
 	}
 }
 
-// wireKept returns the encoding sh.wire makes for req, failing t unless
+// wireKept returns the encoding sh.Encode makes for req, failing t unless
 // it is kept (not in a recycled buffer).
-func wireKept(t *testing.T, sh *shared, req proto.Message) []byte {
+func wireKept(t *testing.T, sh *Shared, req proto.Message) []byte {
 	t.Helper()
-	enc, buf, err := sh.wire(req)
+	enc, buf, err := sh.Encode(req)
 	if err != nil || enc == nil || buf != nil {
-		t.Fatalf("wire: %d bytes, buffer %v, %v; want a kept encoding", len(enc), buf, err)
+		t.Fatalf("Encode: %d bytes, buffer %v, %v; want a kept encoding", len(enc), buf, err)
 	}
 	return enc
 }
@@ -48,7 +52,7 @@ func sameBytes(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &
 // is encoded once, and that another request is encoded anew.
 func TestSharedWholeRequest(t *testing.T) {
 	req := &api.UpdatePodSandboxRequest{Pod: testPod(1), OverheadLinuxResources: &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: api.UInt64(512)}}}
-	sh := &shared{}
+	sh := NewShared(maxCreate)
 	first := wireKept(t, sh, req)
 	decodesTo(t, first, req)
 	if again := wireKept(t, sh, req); !sameBytes(again, first) {
@@ -60,8 +64,8 @@ func TestSharedWholeRequest(t *testing.T) {
 		t.Fatal("another request: the first one's encoding")
 	}
 	decodesTo(t, msg, other)
-	var none *shared
-	if enc, buf, err := none.wire(req); enc != nil || buf != nil || err != nil {
+	var none *Shared
+	if enc, buf, err := none.Encode(req); enc != nil || buf != nil || err != nil {
 		t.Error("without a shared, the request is encoded by the connection")
 	}
 }
@@ -70,12 +74,12 @@ func TestSharedWholeRequest(t *testing.T) {
 // share one encoding.
 func TestSharedConcurrent(t *testing.T) {
 	req := &api.PostCreateContainerRequest{Pod: testPod(1), Container: bigCtr(1)}
-	sh := &shared{}
+	sh := NewShared(maxCreate)
 	encs := make(chan []byte, 16)
 	var wg sync.WaitGroup
 	for range cap(encs) {
 		wg.Go(func() {
-			enc, _, err := sh.wire(req)
+			enc, _, err := sh.Encode(req)
 			if err != nil {
 				t.Error(err)
 			}
@@ -97,7 +101,7 @@ func TestSharedConcurrent(t *testing.T) {
 // is encoded on its first send, once for every send.
 func TestSharedObjects(t *testing.T) {
 	req := &api.PostStartContainerRequest{Pod: testPod(1), Container: bigCtr(1)}
-	sh := &shared{}
+	sh := NewShared(maxCreate)
 	first := wireKept(t, sh, req)
 	decodesTo(t, first, req)
 	if again := wireKept(t, sh, req); !sameBytes(again, first) {
@@ -117,11 +121,11 @@ func TestSharedObjects(t *testing.T) {
 // a recycled buffer of its own, and a request above NRI's limit refused.
 func TestSharedCreateContainer(t *testing.T) {
 	pod := testPod(1)
-	sh := &shared{}
-	var bufs []*encodeBuf
+	sh := NewShared(maxCreate)
+	var bufs []*Buffer
 	for i := range 3 {
 		req := &api.CreateContainerRequest{Pod: pod, Container: bigCtr(i)}
-		enc, buf, err := sh.wire(req)
+		enc, buf, err := sh.Encode(req)
 		if err != nil || buf == nil || !sameBytes(enc, buf.b) {
 			t.Fatalf("request %d: %d bytes, buffer %v, %v; want its own buffer", i, len(enc), buf, err)
 		}
@@ -137,61 +141,36 @@ func TestSharedCreateContainer(t *testing.T) {
 		bufs = append(bufs, buf)
 	}
 	enc := sh.podField
-	if _, buf, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: bigCtr(4)}); err != nil || !sameBytes(sh.podField, enc) {
+	if _, buf, err := sh.Encode(&api.CreateContainerRequest{Pod: pod, Container: bigCtr(4)}); err != nil || !sameBytes(sh.podField, enc) {
 		t.Error("the pod was encoded again")
 	} else {
-		buf.free()
+		buf.Free()
 	}
 	for _, b := range bufs {
-		b.free()
+		b.Free()
 	}
 	huge := bigCtr(5)
-	huge.Args = []string{strings.Repeat("x", MaxMessageSize)}
-	_, buf, err := sh.wire(&api.CreateContainerRequest{Pod: pod, Container: huge})
-	var tooLarge *requestSizeError
-	if !errors.As(err, &tooLarge) || tooLarge.size <= maxRequestPayload || buf != nil {
-		t.Errorf("an oversized request: %v (buffer %v), want a *requestSizeError", err, buf)
+	huge.Args = []string{strings.Repeat("x", maxMessage)}
+	_, buf, err := sh.Encode(&api.CreateContainerRequest{Pod: pod, Container: huge})
+	var tooLarge *RequestSizeError
+	if !errors.As(err, &tooLarge) || tooLarge.Size <= maxCreate || tooLarge.Limit != maxCreate || buf != nil {
+		t.Errorf("an oversized request: %v (buffer %v), want a *RequestSizeError", err, buf)
 	}
 }
 
-// TestEncodeBufBound checks that a buffer above maxPooledEncoding is not
+// TestBufferBound checks that a buffer above maxPooledEncoding is not
 // kept for reuse (one huge request must not pin its memory), and that a
 // buffer has room for what it was asked for.
-func TestEncodeBufBound(t *testing.T) {
-	big := getEncodeBuf(maxPooledEncoding + 1)
-	big.free()
+func TestBufferBound(t *testing.T) {
+	big := getBuffer(maxPooledEncoding + 1)
+	big.Free()
 	for range 8 {
-		if b := getEncodeBuf(1); cap(b.b) > maxPooledEncoding {
+		if b := getBuffer(1); cap(b.b) > maxPooledEncoding {
 			t.Fatalf("a %d-byte buffer came back from the pool, above the bound of %d", cap(b.b), maxPooledEncoding)
 		}
 	}
-	if b := getEncodeBuf(3000); cap(b.b) < 3000 || len(b.b) != 0 {
-		t.Errorf("getEncodeBuf(3000): len %d cap %d", len(b.b), cap(b.b))
-	}
-}
-
-// clobberService changes every request it gets.
-type clobberService struct{ api.PluginService }
-
-func (clobberService) PostStartContainer(_ context.Context, req *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	req.Pod.Name = "changed"
-	req.Container.Env = nil
-	return &api.PostStartContainerResponse{}, nil
-}
-
-// TestBuiltinGetsClone checks that a builtin plugin cannot change the
-// request the runtime passed on.
-func TestBuiltinGetsClone(t *testing.T) {
-	ep := newBuiltinEndpoint(clobberService{})
-	defer ep.Close()
-	req := &api.PostStartContainerRequest{Pod: testPod(1), Container: bigCtr(1)}
-	want := proto.Clone(req)
-	rsp, err := send[*api.PostStartContainerResponse](context.Background(), ep, rpcPostStartContainer.method, req, &shared{})
-	if err != nil || rsp == nil {
-		t.Fatalf("call: %v, %v", rsp, err)
-	}
-	if !proto.Equal(req, want) {
-		t.Error("the builtin plugin changed the runtime's request")
+	if b := getBuffer(3000); cap(b.b) < 3000 || len(b.b) != 0 {
+		t.Errorf("getBuffer(3000): len %d cap %d", len(b.b), cap(b.b))
 	}
 }
 
@@ -202,22 +181,22 @@ func TestBuiltinGetsClone(t *testing.T) {
 func TestCreateContainerEncodingAllocs(t *testing.T) {
 	pod := testPod(1)
 	reqs := []*api.CreateContainerRequest{{Pod: pod, Container: bigCtr(1)}, {Pod: pod, Container: bigCtr(2)}}
-	sh := &shared{}
+	sh := NewShared(maxCreate)
 	i := 0
 	allocs := testing.AllocsPerRun(200, func() {
-		enc, buf, err := sh.wire(reqs[i%len(reqs)])
+		enc, buf, err := sh.Encode(reqs[i%len(reqs)])
 		i++
 		if err != nil || len(enc) == 0 {
-			t.Fatalf("wire: %d bytes, %v", len(enc), err)
+			t.Fatalf("Encode: %d bytes, %v", len(enc), err)
 		}
-		buf.free()
+		buf.Free()
 	})
 	if allocs > 1 {
 		t.Errorf("encoding a CreateContainer request allocates %.1f times, want at most 1", allocs)
 	}
 }
 
-// TestSendEncoded checks that the interceptor sends a callPayload's bytes
+// TestSendEncoded checks that the interceptor sends a CallPayload's bytes
 // as the payload of the call they were made for only, found through a
 // context derived from the call's, and takes them out again when the
 // call returns (the caller reuses the buffer).
@@ -236,7 +215,7 @@ func TestSendEncoded(t *testing.T) {
 	}{{"CreateContainer", payload}, {"StopContainer", nil}} {
 		req := &ttrpc.Request{Method: tc.method}
 		var sent []byte
-		err := sendEncoded(ctx, req, &ttrpc.Response{}, nil, func(_ context.Context, r *ttrpc.Request, _ *ttrpc.Response) error {
+		err := SendEncoded(ctx, req, &ttrpc.Response{}, nil, func(_ context.Context, r *ttrpc.Request, _ *ttrpc.Response) error {
 			sent = r.Payload
 			return nil
 		})
@@ -247,4 +226,26 @@ func TestSendEncoded(t *testing.T) {
 			t.Errorf("%s: the payload is still in the request after the call", tc.method)
 		}
 	}
+}
+
+// TestSharedValidation checks the encoding of a validation request (its
+// pod and container by hand, the rest appended): it decodes to the
+// request, is kept for every send, and one with unknown fields keeps
+// them.
+func TestSharedValidation(t *testing.T) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddEnv("A", "1")
+	req := &api.ValidateContainerAdjustmentRequest{Pod: testPod(1), Container: bigCtr(1), Adjust: adj,
+		Update:  []*api.ContainerUpdate{{ContainerId: "other"}},
+		Owners:  &api.OwningPlugins{Owners: map[string]*api.FieldOwners{"ctr1": {Simple: map[int32]string{1: "10-a"}}}},
+		Plugins: []*api.PluginInstance{{Name: "a", Index: "10"}}}
+	sh := NewShared(maxCreate)
+	first := wireKept(t, sh, req)
+	decodesTo(t, first, req)
+	if again := wireKept(t, sh, req); !sameBytes(again, first) {
+		t.Error("the request was encoded again")
+	}
+	odd := proto.Clone(req).(*api.ValidateContainerAdjustmentRequest)
+	odd.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 1999, protowire.VarintType), 7))
+	decodesTo(t, wireKept(t, NewShared(maxCreate), odd), odd)
 }
