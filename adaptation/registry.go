@@ -31,9 +31,9 @@ type reservation struct {
 // reserve picks the plugins subscribed to e for which the event's
 // subject s is in scope and not opted out of, and reserves a slot in
 // each of their queues (lent to the dispatcher where the worker is idle,
-// if lend is set: see queue.Queue.Push); the scope records of every plugin are
-// kept up to date on the way (see tracker.decide). hooks run under the
-// same lock. It returns ErrStopped after Stop.
+// if lend is set: see queue.Queue.Push); the scope records of every
+// plugin are kept up to date on the way (see tracker.decide). hooks run
+// under the same lock. It returns ErrStopped after Stop.
 func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bool) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
