@@ -73,8 +73,9 @@ func (s *Slot) Lent() bool { return s.lent }
 
 // Fill hands w to the worker; a nil w gives the slot up (the event does
 // not happen for the plugin: the worker goes on). The producer calls it
-// at most once, and only for a slot that was not lent and whose turn it
-// did not take. It never blocks.
+// exactly once for a slot that was not lent and whose turn it did not
+// take (the worker waits for it), and never for another. It never
+// blocks.
 func (s *Slot) Fill(w Work) { s.fill <- w }
 
 // TakeTurn reports whether the worker waits at s, offering its turn (see
