@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/containerd/ttrpc"
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/policy"
@@ -26,8 +27,8 @@ import (
 // event to every plugin: request timeout, StateChange fallback, metrics,
 // failure classification, logging and the disconnecting half of the
 // failure policy. It runs on p's worker, or on the dispatcher that took
-// the turn from it (slot.takeTurn). sh is what req has in common with
-// the requests of the event to the other plugins (see wire.Shared). A
+// the turn from it (queue.Slot.TakeTurn). sh is what req has in common
+// with the requests of the event to the other plugins (see wire.Shared). A
 // non-nil error is a *PluginError, ctx's error if the runtime gave up
 // first, or a *wire.RequestSizeError if req was too large to send.
 func invoke[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], req Req, sh *wire.Shared) (Rsp, error) {
@@ -225,28 +226,27 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 // reserved for it, once the plugins before p have answered. It saves the
 // goroutine hand-offs where it can: a slot lent at reserve time (the
 // worker was idle and is not woken) or one the worker waits at
-// (slot.takeTurn) is run on the dispatcher's goroutine; otherwise the call
-// is handed to the worker and awaited (see turn.handOver), and delivered
-// late if the dispatcher stops waiting for a plugin that synchronizes. ok
-// is false if ctx ended first.
+// (queue.Slot.TakeTurn) is run on the dispatcher's goroutine; otherwise
+// the call is handed to the worker and awaited (see turn.handOver), and
+// delivered late if the dispatcher stops waiting for a plugin that
+// synchronizes. ok is false if ctx ended first.
 func callInTurn[Req, Rsp proto.Message](ctx context.Context, p *plugin, r *rpc[Req, Rsp], s subject,
-	sl *slot, catchUp bool, req Req, sh *wire.Shared) (o outcome[Rsp], ok bool) {
-	switch {
-	case sl.lent:
+	sl *queue.Slot, catchUp bool, req Req, sh *wire.Shared) (o outcome[Rsp], ok bool) {
+	if sl.Lent() {
 		skip := p.verdict(sl)
 		o = deliverEvent(ctx, p, r, s, req, sh, skip)
-		p.q.giveBack(sl)
+		p.q.GiveBack(sl)
 		if skip == errOptedOut {
 			p.skipped(r.event, optedOut)
 		}
 		return o, true
-	case sl.takeTurn():
-		skip := sl.skip
+	}
+	if skip, taken := sl.TakeTurn(); taken {
 		if skip == nil && p.isGone() {
 			skip = errPluginGone
 		}
 		o = deliverEvent(ctx, p, r, s, req, sh, skip)
-		sl.finish()
+		sl.Finish()
 		return o, true
 	}
 	t := &turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh, late: true}
@@ -279,10 +279,10 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 		if res.catchUp[i] && !waitCatchUp {
 			// Delivered after the runtime's call returned.
 			dctx, cancel := a.detach(ctx)
-			res.slots[i].fill <- func(skip error) {
+			res.slots[i].Fill(func(skip error) {
 				defer cancel()
 				deliverEvent(dctx, p, r, s, req, sh, skip)
-			}
+			})
 			continue
 		}
 		turns[i] = turn[Req, Rsp]{ctx: ctx, p: p, r: r, s: s, req: req, sh: sh}
@@ -349,9 +349,9 @@ type turn[Req, Rsp proto.Message] struct {
 // handOver fills sl with the call, for the plugin's worker to make in its
 // order of events. Its outcome comes back to the dispatcher (see await),
 // unless the dispatcher stopped waiting before it started.
-func (t *turn[Req, Rsp]) handOver(sl *slot) {
+func (t *turn[Req, Rsp]) handOver(sl *queue.Slot) {
 	t.done = make(chan struct{})
-	sl.fill <- t.work
+	sl.Fill(t.work)
 }
 
 // work is what the worker runs for the turn.

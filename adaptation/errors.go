@@ -15,6 +15,13 @@ var (
 	// errPluginGone is what a plugin's queued work learns when the plugin
 	// was disconnected before the work ran.
 	errPluginGone = errors.New("plugin disconnected")
+	// errFiltered tells a work that the plugin saw the event's object in
+	// its Synchronize snapshot (creation), or never saw it (removal): see
+	// queue.CatchUp.
+	errFiltered = errors.New("event filtered for a synchronizing plugin")
+	// errOptedOut tells a work that the plugin opted out of the event's
+	// pod or container after the event was queued for it.
+	errOptedOut = errors.New("plugin opted out of the event's object")
 )
 
 // RegistrationError is why the runtime refused a plugin's registration.

@@ -405,7 +405,7 @@ func (p *plugin) disconnect(reason string) {
 	p.closeOnce.Do(func() {
 		p.a.forget(p)
 		close(p.closed)
-		p.q.close()
+		p.q.Close()
 		p.a.log.Info("plugin disconnected", "plugin", p.full, "kind", p.kind.String(), "reason", reason)
 		p.a.goOwned(func() {
 			if err := p.ep.Close(); err != nil {

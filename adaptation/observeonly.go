@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/protobuf/proto"
@@ -32,7 +33,7 @@ import (
 // observer is an observe-only plugin of an event and its reserved slot.
 type observer struct {
 	p  *plugin
-	sl *slot
+	sl *queue.Slot
 }
 
 // deliverObservers fills the observers' slots of res with the event's
@@ -45,7 +46,7 @@ func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation
 	res *reservation, req func(*plugin) Req, sh *wire.Shared) {
 	for _, o := range res.observers {
 		p := o.p
-		o.sl.fill <- func(skip error) {
+		o.sl.Fill(func(skip error) {
 			dctx, cancel := a.detach(ctx)
 			defer cancel()
 			m := req(p)
@@ -56,8 +57,8 @@ func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation
 				p.log.Warn("observe-only plugin answered with changes; an observer changes nothing, dropping them",
 					"event", r.event.Name(), "pod", s.podID(), "container", s.ctrID())
 			}
-		}
-		p.q.wakeConsumer()
+		})
+		p.q.Wake()
 	}
 	res.observers = nil
 }
@@ -66,32 +67,10 @@ func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation
 // happen.
 func (r *reservation) dropObservers() {
 	for _, o := range r.observers {
-		o.sl.fill <- nil
-		o.p.q.wakeConsumer()
+		o.sl.Fill(nil)
+		o.p.q.Wake()
 	}
 	r.observers = nil
-}
-
-// pushUnsignalled appends an observer's slot s without waking the
-// consumer, which deliverObservers (or dropObservers) wakes once s is
-// filled: an observer's worker is woken once for an event, after the
-// event's plugins, not twice, the first time while the runtime's call is
-// still going on. It reports false once the queue is closed.
-func (q *queue) pushUnsignalled(s *slot) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	q.items = append(q.items, s)
-	return true
-}
-
-// wakeConsumer wakes the consumer for the slots pushed unsignalled.
-func (q *queue) wakeConsumer() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.signal()
 }
 
 // changes reports whether an answer to an event asks for anything: an

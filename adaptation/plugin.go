@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/adaptation/internal/wire"
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/identity"
@@ -114,8 +115,8 @@ type plugin struct {
 	unadmitted  chan struct{}
 	unadmitOnce sync.Once
 
-	q     *queue
-	catch *catchUp // owned by the worker
+	q     *queue.Queue
+	catch *queue.CatchUp // owned by the worker
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -138,7 +139,7 @@ func newPlugin(a *Adaptation, kind PluginKind, idx, name string, ep endpoint, pi
 		timeout:    a.cfg.limits.RequestTimeout,
 		track:      newTracker(nil),
 		scope:      "all",
-		q:          newQueue(),
+		q:          queue.New(),
 		closed:     make(chan struct{}),
 		unadmitted: make(chan struct{}),
 		state:      StateRegistering,
@@ -175,37 +176,40 @@ func (p *plugin) isGone() bool {
 }
 
 // worker runs the plugin's queue until it is closed and drained; then
-// the plugin calls no more, and its metrics go.
+// the plugin calls no more, and its metrics go. Every call to the plugin,
+// except registration and Shutdown at Stop, runs here or on the
+// dispatcher the worker lent its turn to, in the order the calls were
+// reserved (package queue).
 func (p *plugin) worker() {
 	defer p.a.dropMetrics(p)
 	for {
-		s := p.q.next()
+		s := p.q.Next()
 		if s == nil {
 			return
 		}
-		if !s.catchUp {
+		if !s.CatchUp() {
 			// Catching up is over: later slots do not catch up either.
 			p.catch = nil
 			p.offer(s)
 			continue
 		}
-		w := <-s.fill
+		w := s.Await()
 		if w == nil {
 			continue
 		}
 		switch {
 		case p.isGone():
 			w(errPluginGone)
-		case s.catchUp && p.catch != nil && !p.catch.admit(s):
+		case s.CatchUp() && p.catch != nil && !p.catch.Admit(s):
 			p.a.log.Debug("event filtered for a plugin that synchronized", "plugin", p.full,
-				"event", s.event.Name(), "pod", s.podID, "container", s.ctrID)
+				"event", s.Event().Name(), "pod", s.PodID(), "container", s.ContainerID())
 			w(errFiltered)
-		case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
+		case s.Event() != api.Event_UNKNOWN && p.track.optedOutOf(s.PodID(), s.ContainerID()):
 			// Queued before the plugin opted out.
-			p.skipped(s.event, optedOut)
+			p.skipped(s.Event(), optedOut)
 			w(errOptedOut)
 		default:
-			if !s.catchUp {
+			if !s.CatchUp() {
 				p.catch = nil // catching up is over
 			}
 			w(nil)
@@ -215,15 +219,11 @@ func (p *plugin) worker() {
 
 // offer delivers a slot that is not catching up: it decides whether the
 // event is skipped, offers the turn to the slot's dispatcher (see
-// slot.takeTurn) and waits until the work has run, there or, if the slot
-// was filled instead, here.
-func (p *plugin) offer(s *slot) {
+// queue.Slot.TakeTurn) and waits until the work has run, there or, if the
+// slot was filled instead, here.
+func (p *plugin) offer(s *queue.Slot) {
 	skip := p.verdict(s)
-	s.skip = skip
-	s.state.Store(slotOffered)
-	select {
-	case <-s.done:
-	case w := <-s.fill:
+	if w, taken := s.Offer(skip); !taken {
 		if w == nil {
 			return
 		}
@@ -233,17 +233,17 @@ func (p *plugin) offer(s *slot) {
 		w(skip)
 	}
 	if skip == errOptedOut {
-		p.skipped(s.event, optedOut)
+		p.skipped(s.Event(), optedOut)
 	}
 }
 
 // verdict says why the event of s, which is not catching up, is not
 // delivered (nil: it is).
-func (p *plugin) verdict(s *slot) error {
+func (p *plugin) verdict(s *queue.Slot) error {
 	switch {
 	case p.isGone():
 		return errPluginGone
-	case s.event != api.Event_UNKNOWN && p.track.optedOutOf(s.podID, s.ctrID):
+	case s.Event() != api.Event_UNKNOWN && p.track.optedOutOf(s.PodID(), s.ContainerID()):
 		return errOptedOut // queued before the plugin opted out
 	}
 	return nil
@@ -251,10 +251,10 @@ func (p *plugin) verdict(s *slot) error {
 
 // enqueue pushes a slot filled with w; it reports false if the plugin is
 // gone (w is not called then).
-func (p *plugin) enqueue(w work) bool {
-	s := newSlot(api.Event_UNKNOWN, "", "", false)
-	s.fill <- w
-	return p.q.push(s, false)
+func (p *plugin) enqueue(w queue.Work) bool {
+	s := queue.NewSlot(api.Event_UNKNOWN, "", "", false)
+	s.Fill(w)
+	return p.q.Push(s, false)
 }
 
 // effectiveTimeout returns the request timeout the plugin gets when it

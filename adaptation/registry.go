@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/api"
 	"google.golang.org/grpc/codes"
 )
@@ -18,7 +19,7 @@ import (
 // reservation is a dispatch's picked plugins and their slots.
 type reservation struct {
 	plugins []*plugin
-	slots   []*slot
+	slots   []*queue.Slot
 	// catchUp[i] is set if plugins[i] was synchronizing.
 	catchUp []bool
 	// observers are the observe-only plugins of the event, not among
@@ -30,9 +31,9 @@ type reservation struct {
 // reserve picks the plugins subscribed to e for which the event's
 // subject s is in scope and not opted out of, and reserves a slot in
 // each of their queues (lent to the dispatcher where the worker is idle,
-// if lend is set: see queue.push); the scope records of every plugin are
-// kept up to date on the way (see tracker.decide). hooks run under the
-// same lock. It returns ErrStopped after Stop.
+// if lend is set: see queue.Queue.Push); the scope records of every
+// plugin are kept up to date on the way (see tracker.decide). hooks run
+// under the same lock. It returns ErrStopped after Stop.
 func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bool) (*reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -63,14 +64,14 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 			continue
 		}
 		catch := p.state == StateSynchronizing
-		sl := newSlot(e, podID, ctrID, catch)
+		sl := queue.NewSlot(e, podID, ctrID, catch)
 		if p.observeOnly {
-			if p.q.pushUnsignalled(sl) {
+			if p.q.PushQuiet(sl) {
 				r.observers = append(r.observers, observer{p, sl})
 			}
 			continue
 		}
-		if !p.q.push(sl, lend && !catch) {
+		if !p.q.Push(sl, lend && !catch) {
 			continue
 		}
 		r.plugins = append(r.plugins, p)
@@ -85,11 +86,11 @@ func (a *Adaptation) reserve(e api.Event, s subject, hooks reserveHooks, lend bo
 func (r *reservation) release(from int) {
 	r.dropObservers()
 	for i, s := range r.slots[from:] {
-		if s.lent {
-			r.plugins[from+i].q.giveBack(s)
+		if s.Lent() {
+			r.plugins[from+i].q.GiveBack(s)
 			continue
 		}
-		s.fill <- nil
+		s.Fill(nil)
 	}
 }
 

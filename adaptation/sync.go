@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nrikit/nrikit/adaptation/internal/queue"
 	"github.com/nrikit/nrikit/api"
 )
 
@@ -59,7 +60,7 @@ func (a *Adaptation) synchronize(p *plugin, pods []*api.PodSandbox, ctrs []*api.
 		}
 		last = rsp
 	}
-	p.catch = newCatchUp(pods, ctrs)
+	p.catch = queue.NewCatchUp(pods, ctrs)
 	p.takeSyncOptOut(last.GetOptOut(), pods, ctrs)
 	p.track.synchronized()
 	ups, refused := p.splitUpdates(last.GetUpdate())
