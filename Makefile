@@ -215,7 +215,8 @@ $(NRI_GENERATORS:%=$(BIN)/%): $(BIN)/%: tools/go.mod tools/go.sum $(wildcard too
 	cd tools && $(GO) build -trimpath -o $@ ./$*
 
 ## generate: regenerate protobuf and ttrpc code and the field and event tables (api/, merge/ and
-## ocispec/fields_generated.go, api/events_generated.go; docs/internals.md, "Adding a field" and "Adding an
+## ocispec/fields_generated.go, api/events_generated.go, and the per-event glue in internal/wasmabi,
+## internal/wasmhost, stub/wasmguest and the simulator; docs/internals.md, "Adding a field" and "Adding an
 ## event") from proto/. The ttrpc services get the constraint
 ## !wasip1 (protoc-gen-go-ttrpc has no option for it): a WASM plugin guest (stub/wasmguest) never speaks
 ## ttrpc, and without the constraint every guest links ttrpc, grpc's status and logrus.
@@ -227,10 +228,11 @@ generate: require-go $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-ttrpc 
 
 ## check-generated: fail if committed generated code differs from a fresh generation.
 COMPAT_GENERATED := 'compat/nri/pkg/api/aliases*.go' 'compat/nri/pkg/adaptation/api_aliases*.go'
+NRI_GENERATED := 'merge/*_generated.go' 'ocispec/*_generated.go' 'internal/wasmabi/*_generated.go' 'internal/wasmhost/*_generated.go' 'stub/wasmguest/*_generated.go' 'cmd/nri/internal/simulator/*_generated.go'
 
 check-generated: generate
-	@git diff --exit-code -- api/ record/recordpb/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ 'merge/*_generated.go' 'ocispec/*_generated.go' $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/, merge/, ocispec/ or compat/nri"; exit 1)
+	@git diff --exit-code -- api/ record/recordpb/ $(NRI_GENERATED) $(COMPAT_GENERATED) || (echo "generated code is stale: run 'make generate' and commit"; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard api/ record/recordpb/ $(NRI_GENERATED) $(COMPAT_GENERATED))" || (echo "untracked generated files in api/, record/recordpb/, merge/, ocispec/, internal/wasm*, stub/wasmguest, the simulator or compat/nri"; exit 1)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

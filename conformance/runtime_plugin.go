@@ -21,6 +21,10 @@ type syncSummary struct {
 // Configure and Synchronize on channels, subscribes to a fixed mask and
 // answers every event with an empty answer.
 type probePlugin struct {
+	// UnimplementedPluginService answers the events the protocol gains
+	// after the probe was written (it answers every event it knows).
+	api.UnimplementedPluginService
+
 	events int32
 
 	configured chan *api.ConfigureRequest

@@ -57,6 +57,11 @@ type pluginSpec struct {
 // pods and containers that are not the check's at once and empty, so
 // that it never touches the node's other workloads.
 type plugin struct {
+	// UnimplementedPluginService answers, for pluginService, the events
+	// the protocol gains after the checks were written (a check never
+	// subscribes to them).
+	api.UnimplementedPluginService
+
 	full   string
 	mask   api.EventMask
 	spec   pluginSpec

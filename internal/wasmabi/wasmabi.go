@@ -7,7 +7,8 @@
 // for it.
 //
 // Go's //go:wasmexport directives cannot name a constant: the guest's
-// directives spell the names out, and stub/wasmguest's tests check them
+// directives spell the names out (generated from the event table, as the
+// events' constants here are), and stub/wasmguest's tests check them
 // against [Funcs].
 package wasmabi
 
@@ -47,28 +48,30 @@ const (
 // The request functions a module exports, one per request of the Plugin
 // service: (ptr i32, size i32) -> i64, the request's protobuf encoding
 // in, the answer (see [Answer]) out. An event's is its row of the event
-// table (api.EventInfo.WASMExport), which [EventFunc] returns; the
-// constants of the events name them for the guest's //go:wasmexport
-// directives, and the tests check them against the table.
+// table (api.EventInfo.WASMExport), which [EventFunc] returns; its
+// constant, Func followed by the event's name, is generated from the
+// table (events_generated.go) for the guest's //go:wasmexport directives
+// and the host's calls.
 const (
-	FuncConfigure       = "plugin_configure"
-	FuncSynchronize     = "plugin_synchronize"
-	FuncShutdown        = "plugin_shutdown"
-	FuncRunPod          = "plugin_run_pod_sandbox"
-	FuncUpdatePod       = "plugin_update_pod_sandbox"
-	FuncPostUpdatePod   = "plugin_post_update_pod_sandbox"
-	FuncStopPod         = "plugin_stop_pod_sandbox"
-	FuncRemovePod       = "plugin_remove_pod_sandbox"
-	FuncCreateContainer = "plugin_create_container"
-	FuncPostCreate      = "plugin_post_create_container"
-	FuncStartContainer  = "plugin_start_container"
-	FuncPostStart       = "plugin_post_start_container"
-	FuncUpdateContainer = "plugin_update_container"
-	FuncPostUpdate      = "plugin_post_update_container"
-	FuncStopContainer   = "plugin_stop_container"
-	FuncRemoveContainer = "plugin_remove_container"
-	FuncStateChange     = "plugin_state_change"
-	FuncValidate        = "plugin_validate_container_adjustment"
+	FuncConfigure   = "plugin_configure"
+	FuncSynchronize = "plugin_synchronize"
+	FuncShutdown    = "plugin_shutdown"
+	FuncStateChange = "plugin_state_change"
+)
+
+// The short names of the first events' request functions, which the
+// guest's API has always had; events after them have only the generated
+// name.
+const (
+	FuncRunPod        = FuncRunPodSandbox
+	FuncUpdatePod     = FuncUpdatePodSandbox
+	FuncPostUpdatePod = FuncPostUpdatePodSandbox
+	FuncStopPod       = FuncStopPodSandbox
+	FuncRemovePod     = FuncRemovePodSandbox
+	FuncPostCreate    = FuncPostCreateContainer
+	FuncPostStart     = FuncPostStartContainer
+	FuncPostUpdate    = FuncPostUpdateContainer
+	FuncValidate      = FuncValidateContainerAdjustment
 )
 
 // EventFunc returns the request function of event e ("" for an invalid

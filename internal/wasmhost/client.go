@@ -101,7 +101,8 @@ func (p *Plugin) decodeAnswer(fn string, out []byte, rsp proto.Message) error {
 }
 
 // Client is the [api.PluginService] of a loaded plugin: each method
-// calls the export that serves it (see [Plugin.CallMessage]).
+// calls the export that serves it (see [Plugin.CallMessage]). The events'
+// methods are generated from the event table (events_generated.go).
 type Client struct {
 	p *Plugin
 }
@@ -135,77 +136,7 @@ func (c *Client) Shutdown(ctx context.Context, req *api.Empty) (*api.Empty, erro
 	return invoke(ctx, c, wasmabi.FuncShutdown, req, &api.Empty{})
 }
 
-// RunPodSandbox calls plugin_run_pod_sandbox.
-func (c *Client) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncRunPod, req, &api.RunPodSandboxResponse{})
-}
-
-// UpdatePodSandbox calls plugin_update_pod_sandbox.
-func (c *Client) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncUpdatePod, req, &api.UpdatePodSandboxResponse{})
-}
-
-// PostUpdatePodSandbox calls plugin_post_update_pod_sandbox.
-func (c *Client) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncPostUpdatePod, req, &api.PostUpdatePodSandboxResponse{})
-}
-
-// StopPodSandbox calls plugin_stop_pod_sandbox.
-func (c *Client) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncStopPod, req, &api.StopPodSandboxResponse{})
-}
-
-// RemovePodSandbox calls plugin_remove_pod_sandbox.
-func (c *Client) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncRemovePod, req, &api.RemovePodSandboxResponse{})
-}
-
-// CreateContainer calls plugin_create_container.
-func (c *Client) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncCreateContainer, req, &api.CreateContainerResponse{})
-}
-
-// PostCreateContainer calls plugin_post_create_container.
-func (c *Client) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncPostCreate, req, &api.PostCreateContainerResponse{})
-}
-
-// StartContainer calls plugin_start_container.
-func (c *Client) StartContainer(ctx context.Context, req *api.StartContainerRequest) (*api.StartContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncStartContainer, req, &api.StartContainerResponse{})
-}
-
-// PostStartContainer calls plugin_post_start_container.
-func (c *Client) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncPostStart, req, &api.PostStartContainerResponse{})
-}
-
-// UpdateContainer calls plugin_update_container.
-func (c *Client) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncUpdateContainer, req, &api.UpdateContainerResponse{})
-}
-
-// PostUpdateContainer calls plugin_post_update_container.
-func (c *Client) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncPostUpdate, req, &api.PostUpdateContainerResponse{})
-}
-
-// StopContainer calls plugin_stop_container.
-func (c *Client) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncStopContainer, req, &api.StopContainerResponse{})
-}
-
-// RemoveContainer calls plugin_remove_container.
-func (c *Client) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncRemoveContainer, req, &api.RemoveContainerResponse{})
-}
-
 // StateChange calls plugin_state_change.
 func (c *Client) StateChange(ctx context.Context, req *api.StateChangeEvent) (*api.Empty, error) {
 	return invoke(ctx, c, wasmabi.FuncStateChange, req, &api.Empty{})
-}
-
-// ValidateContainerAdjustment calls plugin_validate_container_adjustment.
-func (c *Client) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	return invoke(ctx, c, wasmabi.FuncValidate, req, &api.ValidateContainerAdjustmentResponse{})
 }

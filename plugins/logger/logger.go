@@ -96,6 +96,13 @@ func (p *Plugin) Configure(_ context.Context, config, runtime, version string) (
 	if c.Events.Mask != 0 {
 		events = c.Events.Mask
 	}
+	if events == api.AllEvents {
+		// "all" is every event the logger has a handler for (the stub's
+		// 0), not every event of the protocol: the stub refuses a
+		// subscription to an event without a handler, and the protocol
+		// may have events the logger does not log yet.
+		events = 0
+	}
 	p.log.Info("Configure", "runtime", runtime, "version", version, "events", eventsString(events))
 	return events, nil
 }

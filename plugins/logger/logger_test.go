@@ -77,6 +77,28 @@ func TestConfiguredEvents(t *testing.T) {
 	}
 }
 
+// TestAllIsEveryHandledEvent checks that "all", from the flag or the
+// configuration, subscribes to the events the logger handles (0, which the
+// stub resolves), not to api.AllEvents: with an event added to the
+// protocol and no handler for it in the logger, the stub refused
+// api.AllEvents and the logger failed to register.
+func TestAllIsEveryHandledEvent(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		events api.EventMask
+		config string
+	}{
+		{"flag", api.AllEvents, ""},
+		{"config", 0, "events: all"},
+	} {
+		got, err := New(slog.New(slog.DiscardHandler), tc.events).Configure(ctx, tc.config, "rt", "v1")
+		if err != nil || got != 0 {
+			t.Errorf("%s: Configure subscribed to %s (%v), want 0: every event the logger handles", tc.name, got, err)
+		}
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	for cfg, want := range map[string]api.EventMask{
 		"":                                      0,

@@ -10,21 +10,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/internal/wasmabi"
 )
 
 // TestExportsAreTheABIs ties the module's exports to the ABI's single
 // definition (internal/wasmabi): Go's //go:wasmexport directives cannot
-// name a constant, so exports_wasip1.go spells the names out, and this
-// test reads them back. Every request function of the ABI is exported,
+// name a constant, so exports_wasip1.go (the requests that are not
+// events) and exports_generated.go (the events', generated from the event
+// table) spell the names out, and this test reads them back. Every request function of the ABI is exported,
 // nothing else is but plugin_api_version, malloc, free and the marker
 // of a guest that handles Synchronize in parts, and each request export
 // serves the request it is named for.
 func TestExportsAreTheABIs(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "exports_wasip1.go", nil, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
+	var decls []ast.Decl
+	for _, name := range []string{"exports_wasip1.go", "exports_generated.go"} {
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decls = append(decls, f.Decls...)
 	}
 	funcs := map[string]string{
 		"FuncConfigure": FuncConfigure, "FuncSynchronize": FuncSynchronize, "FuncShutdown": FuncShutdown,
@@ -34,8 +40,11 @@ func TestExportsAreTheABIs(t *testing.T) {
 		"FuncUpdateContainer": FuncUpdateContainer, "FuncPostUpdate": FuncPostUpdate, "FuncStopContainer": FuncStopContainer,
 		"FuncRemoveContainer": FuncRemoveContainer, "FuncStateChange": FuncStateChange, "FuncValidate": FuncValidate,
 	}
+	for _, e := range api.Events() {
+		funcs["Func"+e.Name()] = wasmabi.EventFunc(e)
+	}
 	var exported, imported []string
-	for _, decl := range f.Decls {
+	for _, decl := range decls {
 		fd, ok := decl.(*ast.FuncDecl)
 		if !ok || fd.Doc == nil {
 			continue

@@ -12,7 +12,8 @@ import (
 )
 
 // dispatch decodes the request of the export fn and hands it to the
-// session's method serving it.
+// session's method serving it; the events' cases are generated from the
+// event table (dispatchEvent, events_generated.go).
 func (g *Guest) dispatch(ctx context.Context, fn string, b []byte, owned bool) (proto.Message, error) {
 	s := g.s
 	switch fn {
@@ -24,36 +25,8 @@ func (g *Guest) dispatch(ctx context.Context, fn string, b []byte, owned bool) (
 		return serve(ctx, s, fn, b, owned, &api.Empty{}, (*pcore.Session).Shutdown)
 	case FuncStateChange:
 		return serve(ctx, s, fn, b, owned, &api.StateChangeEvent{}, (*pcore.Session).StateChange)
-	case FuncRunPod:
-		return serve(ctx, s, fn, b, owned, &api.RunPodSandboxRequest{}, (*pcore.Session).RunPodSandbox)
-	case FuncUpdatePod:
-		return serve(ctx, s, fn, b, owned, &api.UpdatePodSandboxRequest{}, (*pcore.Session).UpdatePodSandbox)
-	case FuncPostUpdatePod:
-		return serve(ctx, s, fn, b, owned, &api.PostUpdatePodSandboxRequest{}, (*pcore.Session).PostUpdatePodSandbox)
-	case FuncStopPod:
-		return serve(ctx, s, fn, b, owned, &api.StopPodSandboxRequest{}, (*pcore.Session).StopPodSandbox)
-	case FuncRemovePod:
-		return serve(ctx, s, fn, b, owned, &api.RemovePodSandboxRequest{}, (*pcore.Session).RemovePodSandbox)
-	case FuncCreateContainer:
-		return serve(ctx, s, fn, b, owned, &api.CreateContainerRequest{}, (*pcore.Session).CreateContainer)
-	case FuncPostCreate:
-		return serve(ctx, s, fn, b, owned, &api.PostCreateContainerRequest{}, (*pcore.Session).PostCreateContainer)
-	case FuncStartContainer:
-		return serve(ctx, s, fn, b, owned, &api.StartContainerRequest{}, (*pcore.Session).StartContainer)
-	case FuncPostStart:
-		return serve(ctx, s, fn, b, owned, &api.PostStartContainerRequest{}, (*pcore.Session).PostStartContainer)
-	case FuncUpdateContainer:
-		return serve(ctx, s, fn, b, owned, &api.UpdateContainerRequest{}, (*pcore.Session).UpdateContainer)
-	case FuncPostUpdate:
-		return serve(ctx, s, fn, b, owned, &api.PostUpdateContainerRequest{}, (*pcore.Session).PostUpdateContainer)
-	case FuncStopContainer:
-		return serve(ctx, s, fn, b, owned, &api.StopContainerRequest{}, (*pcore.Session).StopContainer)
-	case FuncRemoveContainer:
-		return serve(ctx, s, fn, b, owned, &api.RemoveContainerRequest{}, (*pcore.Session).RemoveContainer)
-	case FuncValidate:
-		return serve(ctx, s, fn, b, owned, &api.ValidateContainerAdjustmentRequest{}, (*pcore.Session).ValidateContainerAdjustment)
 	}
-	return nil, fmt.Errorf("wasmguest: unknown function %q", fn)
+	return dispatchEvent(ctx, s, fn, b, owned)
 }
 
 // serve decodes b into req and calls the session's method m with it.

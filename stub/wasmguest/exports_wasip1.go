@@ -147,6 +147,9 @@ func reply(b []byte, isError bool) uint64 {
 	return wasmabi.Answer(uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b)), isError)
 }
 
+// The exports of the requests that are not events; the events' are
+// generated from the event table (exports_generated.go).
+
 //go:wasmexport plugin_configure
 func pluginConfigure(ptr, size uint32) uint64 { return answer(FuncConfigure, ptr, size) }
 
@@ -156,47 +159,5 @@ func pluginSynchronize(ptr, size uint32) uint64 { return answer(FuncSynchronize,
 //go:wasmexport plugin_shutdown
 func pluginShutdown(ptr, size uint32) uint64 { return answer(FuncShutdown, ptr, size) }
 
-//go:wasmexport plugin_run_pod_sandbox
-func pluginRunPod(ptr, size uint32) uint64 { return answer(FuncRunPod, ptr, size) }
-
-//go:wasmexport plugin_update_pod_sandbox
-func pluginUpdatePod(ptr, size uint32) uint64 { return answer(FuncUpdatePod, ptr, size) }
-
-//go:wasmexport plugin_post_update_pod_sandbox
-func pluginPostUpdatePod(ptr, size uint32) uint64 { return answer(FuncPostUpdatePod, ptr, size) }
-
-//go:wasmexport plugin_stop_pod_sandbox
-func pluginStopPod(ptr, size uint32) uint64 { return answer(FuncStopPod, ptr, size) }
-
-//go:wasmexport plugin_remove_pod_sandbox
-func pluginRemovePod(ptr, size uint32) uint64 { return answer(FuncRemovePod, ptr, size) }
-
-//go:wasmexport plugin_create_container
-func pluginCreateContainer(ptr, size uint32) uint64 { return answer(FuncCreateContainer, ptr, size) }
-
-//go:wasmexport plugin_post_create_container
-func pluginPostCreate(ptr, size uint32) uint64 { return answer(FuncPostCreate, ptr, size) }
-
-//go:wasmexport plugin_start_container
-func pluginStartContainer(ptr, size uint32) uint64 { return answer(FuncStartContainer, ptr, size) }
-
-//go:wasmexport plugin_post_start_container
-func pluginPostStart(ptr, size uint32) uint64 { return answer(FuncPostStart, ptr, size) }
-
-//go:wasmexport plugin_update_container
-func pluginUpdateContainer(ptr, size uint32) uint64 { return answer(FuncUpdateContainer, ptr, size) }
-
-//go:wasmexport plugin_post_update_container
-func pluginPostUpdate(ptr, size uint32) uint64 { return answer(FuncPostUpdate, ptr, size) }
-
-//go:wasmexport plugin_stop_container
-func pluginStopContainer(ptr, size uint32) uint64 { return answer(FuncStopContainer, ptr, size) }
-
-//go:wasmexport plugin_remove_container
-func pluginRemoveContainer(ptr, size uint32) uint64 { return answer(FuncRemoveContainer, ptr, size) }
-
 //go:wasmexport plugin_state_change
 func pluginStateChange(ptr, size uint32) uint64 { return answer(FuncStateChange, ptr, size) }
-
-//go:wasmexport plugin_validate_container_adjustment
-func pluginValidate(ptr, size uint32) uint64 { return answer(FuncValidate, ptr, size) }

@@ -33,28 +33,29 @@ var (
 // PluginPluginAPIVersion).
 const APIVersion = wasmabi.APIVersion
 
-// The names of the functions a plugin module exports, one per request
+// The names of the functions a plugin module exports besides the events'
 // (the ABI's, defined once for the guest and the host in
-// internal/wasmabi).
+// internal/wasmabi); the events' are generated (events_generated.go).
 const (
-	FuncConfigure       = wasmabi.FuncConfigure
-	FuncSynchronize     = wasmabi.FuncSynchronize
-	FuncShutdown        = wasmabi.FuncShutdown
-	FuncRunPod          = wasmabi.FuncRunPod
-	FuncUpdatePod       = wasmabi.FuncUpdatePod
-	FuncPostUpdatePod   = wasmabi.FuncPostUpdatePod
-	FuncStopPod         = wasmabi.FuncStopPod
-	FuncRemovePod       = wasmabi.FuncRemovePod
-	FuncCreateContainer = wasmabi.FuncCreateContainer
-	FuncPostCreate      = wasmabi.FuncPostCreate
-	FuncStartContainer  = wasmabi.FuncStartContainer
-	FuncPostStart       = wasmabi.FuncPostStart
-	FuncUpdateContainer = wasmabi.FuncUpdateContainer
-	FuncPostUpdate      = wasmabi.FuncPostUpdate
-	FuncStopContainer   = wasmabi.FuncStopContainer
-	FuncRemoveContainer = wasmabi.FuncRemoveContainer
-	FuncStateChange     = wasmabi.FuncStateChange
-	FuncValidate        = wasmabi.FuncValidate
+	FuncConfigure   = wasmabi.FuncConfigure
+	FuncSynchronize = wasmabi.FuncSynchronize
+	FuncShutdown    = wasmabi.FuncShutdown
+	FuncStateChange = wasmabi.FuncStateChange
+)
+
+// The short names of the first events' functions, which the guest's API
+// has always had; events after them have only the generated name
+// (FuncRunPodSandbox for FuncRunPod, ...).
+const (
+	FuncRunPod        = FuncRunPodSandbox
+	FuncUpdatePod     = FuncUpdatePodSandbox
+	FuncPostUpdatePod = FuncPostUpdatePodSandbox
+	FuncStopPod       = FuncStopPodSandbox
+	FuncRemovePod     = FuncRemovePodSandbox
+	FuncPostCreate    = FuncPostCreateContainer
+	FuncPostStart     = FuncPostStartContainer
+	FuncPostUpdate    = FuncPostUpdateContainer
+	FuncValidate      = FuncValidateContainerAdjustment
 )
 
 // Option configures a [Guest].

@@ -38,7 +38,7 @@ func writeEvents(gen *protogen.Plugin, f *protogen.File, t []event) {
 		g.P("Pod: ", e.pod, ",")
 		g.P("Since: ", fmt.Sprintf("%q", e.since), ",")
 		g.P("StateChange: ", e.fallback, ",")
-		g.P("WASMExport: ", fmt.Sprintf("%q", "plugin_"+strings.ToLower(strings.TrimPrefix(e.enum, "Event_"))), ",")
+		g.P("WASMExport: ", fmt.Sprintf("%q", e.export), ",")
 		g.P("Request: ", fmt.Sprintf("%q", e.request), ",")
 		g.P("Response: ", fmt.Sprintf("%q", e.response), ",")
 		g.P("},")

@@ -17,6 +17,9 @@ type event struct {
 	method   string // the Plugin service's method, RunPodSandbox
 	request  string // its request's full name
 	response string // its response's full name
+	export   string // its WASM export, plugin_run_pod_sandbox
+	// req and rsp are the Go types of its request and response.
+	req, rsp protogen.GoIdent
 	kind     string // EventMutating, EventNotification or EventValidating
 	since    string // the first NRI release that delivers it
 	pod      bool   // a pod event: its request has no container
@@ -82,6 +85,8 @@ func readEvent(v *protogen.EnumValue, methods map[string]*protogen.Method) (even
 		return ev, fmt.Errorf("the Plugin service has no method %s", ev.method)
 	}
 	ev.request, ev.response = string(m.Input.Desc.FullName()), string(m.Output.Desc.FullName())
+	ev.req, ev.rsp = m.Input.GoIdent, m.Output.GoIdent
+	ev.export = "plugin_" + strings.ToLower(string(v.Desc.Name()))
 	ev.pod = m.Input.Desc.Fields().ByName("container") == nil
 	line, ok := nriline.Line(v.Comments.Leading)
 	if !ok {

@@ -44,6 +44,14 @@ func NRIProto(t testing.TB) string {
 // sees it.
 func File(t testing.TB, text string) *protogen.File {
 	t.Helper()
+	return Plugin(t, text, "").Files[0]
+}
+
+// Plugin compiles text as nrikit/nri.proto and returns the plugin that
+// generates it with the parameter param (as buf's opt: "k=v,k=v"), for a
+// test to write its files into and read them back (Plugin.Response).
+func Plugin(t testing.TB, text, param string) *protogen.Plugin {
+	t.Helper()
 	c := protocompile.Compiler{
 		Resolver: &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(map[string]string{
 			"nrikit/nri.proto": text,
@@ -54,12 +62,16 @@ func File(t testing.TB, text string) *protogen.File {
 	if err != nil {
 		t.Fatalf("compiling the proto: %v", err)
 	}
-	gen, err := protogen.Options{}.New(&pluginpb.CodeGeneratorRequest{
+	req := &pluginpb.CodeGeneratorRequest{
 		FileToGenerate: []string{"nrikit/nri.proto"},
 		ProtoFile:      []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(files[0])},
-	})
+	}
+	if param != "" {
+		req.Parameter = &param
+	}
+	gen, err := protogen.Options{}.New(req)
 	if err != nil {
 		t.Fatalf("protogen: %v", err)
 	}
-	return gen.Files[0]
+	return gen
 }
