@@ -387,6 +387,9 @@ func (r *recorder) ValidateContainerAdjustment(_ context.Context, req *api.Valid
 
 // rawPlugin is the raw-mode plugin.
 type rawPlugin struct {
+	// UnimplementedPluginService answers an event added to the protocol
+	// that rawPlugin has no method of its own for.
+	api.UnimplementedPluginService
 	pluginFlags
 	behave      string
 	events      int

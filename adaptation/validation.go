@@ -6,8 +6,6 @@ import (
 
 	"github.com/nrikit/nrikit/api"
 	"github.com/nrikit/nrikit/validator"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // WithDefaultValidator installs the default validator configured by cfg
@@ -55,64 +53,7 @@ func (d *defaultValidator) ValidateContainerAdjustment(ctx context.Context, req 
 }
 
 // unimplementedPlugin answers every request with codes.Unimplemented; a
-// builtin plugin embeds it and overrides what it handles.
-type unimplementedPlugin struct{}
-
-func unimplemented(method string) error {
-	return status.Errorf(codes.Unimplemented, "builtin plugin does not implement %s", method)
-}
-
-func (unimplementedPlugin) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
-	return nil, unimplemented("Configure")
-}
-func (unimplementedPlugin) Synchronize(context.Context, *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
-	return nil, unimplemented("Synchronize")
-}
-func (unimplementedPlugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
-	return nil, unimplemented("Shutdown")
-}
-func (unimplementedPlugin) RunPodSandbox(context.Context, *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	return nil, unimplemented("RunPodSandbox")
-}
-func (unimplementedPlugin) UpdatePodSandbox(context.Context, *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
-	return nil, unimplemented("UpdatePodSandbox")
-}
-func (unimplementedPlugin) PostUpdatePodSandbox(context.Context, *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
-	return nil, unimplemented("PostUpdatePodSandbox")
-}
-func (unimplementedPlugin) StopPodSandbox(context.Context, *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
-	return nil, unimplemented("StopPodSandbox")
-}
-func (unimplementedPlugin) RemovePodSandbox(context.Context, *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
-	return nil, unimplemented("RemovePodSandbox")
-}
-func (unimplementedPlugin) CreateContainer(context.Context, *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
-	return nil, unimplemented("CreateContainer")
-}
-func (unimplementedPlugin) PostCreateContainer(context.Context, *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
-	return nil, unimplemented("PostCreateContainer")
-}
-func (unimplementedPlugin) StartContainer(context.Context, *api.StartContainerRequest) (*api.StartContainerResponse, error) {
-	return nil, unimplemented("StartContainer")
-}
-func (unimplementedPlugin) PostStartContainer(context.Context, *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
-	return nil, unimplemented("PostStartContainer")
-}
-func (unimplementedPlugin) UpdateContainer(context.Context, *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
-	return nil, unimplemented("UpdateContainer")
-}
-func (unimplementedPlugin) PostUpdateContainer(context.Context, *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
-	return nil, unimplemented("PostUpdateContainer")
-}
-func (unimplementedPlugin) StopContainer(context.Context, *api.StopContainerRequest) (*api.StopContainerResponse, error) {
-	return nil, unimplemented("StopContainer")
-}
-func (unimplementedPlugin) RemoveContainer(context.Context, *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
-	return nil, unimplemented("RemoveContainer")
-}
-func (unimplementedPlugin) StateChange(context.Context, *api.StateChangeEvent) (*api.Empty, error) {
-	return nil, unimplemented("StateChange")
-}
-func (unimplementedPlugin) ValidateContainerAdjustment(context.Context, *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
-	return nil, unimplemented("ValidateContainerAdjustment")
-}
+// builtin plugin embeds it and overrides what it handles. It is the
+// generated [api.UnimplementedPluginService], so that a new event needs no
+// method here.
+type unimplementedPlugin struct{ api.UnimplementedPluginService }
