@@ -152,8 +152,8 @@ func accountedFor(consulted, excluded []*plugin) []*api.PluginInstance {
 // scope, concurrently, to accept the merged adjustment (the request is
 // built only if there is one, and checked by check). A rejection, or any
 // failure of a validator (validation fails closed), fails the creation.
-// Observers alone (observeonly.go) get the request built on their
-// workers, not on the runtime's call.
+// With no validator, the request is built only for observers
+// (observeonly.go), and not checked: they are told, not asked.
 func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.ValidateContainerAdjustmentRequest,
 	check func(*api.ValidateContainerAdjustmentRequest) error) error {
 	res, err := a.reserve(rpcValidate.event, s, reserveHooks{}, false)
@@ -161,7 +161,9 @@ func (a *Adaptation) validate(ctx context.Context, s subject, build func() *api.
 		return err
 	}
 	if len(res.plugins) == 0 {
-		deliverObservers(ctx, a, rpcValidate, s, res, func(*plugin) *api.ValidateContainerAdjustmentRequest { return build() }, newShared())
+		if res.observed() {
+			deliverObservers(ctx, a, rpcValidate, s, res, build(), newShared())
+		}
 		return nil
 	}
 	req := build()

@@ -218,7 +218,9 @@ func mutate[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	// A tellAll event goes on whatever its plugins answered (a container
 	// is stopped even if a plugin failed its StopContainer): its
 	// observers are told of it too.
-	deliverObservers(ctx, a, r, s, res, next, sh)
+	if res.observed() {
+		deliverObservers(ctx, a, r, s, res, next(res.observers[0].p), sh)
+	}
 	return first
 }
 
@@ -273,7 +275,7 @@ func gather[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[R
 	// The connected plugins' endpoints encode the request once for all
 	// of them.
 	sh := newShared()
-	deliverObservers(ctx, a, r, s, res, same(req), sh)
+	deliverObservers(ctx, a, r, s, res, req, sh)
 	turns := make([]turn[Req, Rsp], len(res.plugins))
 	for i, p := range res.plugins {
 		if res.catchUp[i] && !waitCatchUp {

@@ -37,23 +37,23 @@ type observer struct {
 }
 
 // deliverObservers fills the observers' slots of res with the event's
-// call: each gets req(p), made on its worker (what the request is made
-// of must not change: the runtime's call is over), with a context
-// detached from the call's cancellation, bounded by the observer's
-// request timeout and Stop; a request req returns nil is not sent.
-// Nothing waits for them.
+// call: each gets the final request req (nil: none is sent), on its
+// worker, with a context detached from the call's cancellation, bounded
+// by the observer's request timeout and Stop. Nothing waits for them.
+// Callers build req only if res has observers (observed): a request
+// builder handed over to the workers would be allocated on every call,
+// observers or not, as escape analysis cannot tell the two apart.
 func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation, r *rpc[Req, Rsp], s subject,
-	res *reservation, req func(*plugin) Req, sh *wire.Shared) {
+	res *reservation, req Req, sh *wire.Shared) {
 	for _, o := range res.observers {
 		p := o.p
 		o.sl.Fill(func(skip error) {
 			dctx, cancel := a.detach(ctx)
 			defer cancel()
-			m := req(p)
-			if !m.ProtoReflect().IsValid() {
+			if !req.ProtoReflect().IsValid() {
 				return
 			}
-			if out := deliverEvent(dctx, p, r, s, m, sh, skip); out.err == nil && changes(out.rsp) {
+			if out := deliverEvent(dctx, p, r, s, req, sh, skip); out.err == nil && changes(out.rsp) {
 				p.log.Warn("observe-only plugin answered with changes; an observer changes nothing, dropping them",
 					"event", r.event.Name(), "pod", s.podID(), "container", s.ctrID())
 			}
@@ -62,6 +62,9 @@ func deliverObservers[Req, Rsp proto.Message](ctx context.Context, a *Adaptation
 	}
 	res.observers = nil
 }
+
+// observed reports whether res has observers to deliver the event to.
+func (r *reservation) observed() bool { return len(r.observers) > 0 }
 
 // dropObservers gives up the observers' slots of an event that did not
 // happen.
