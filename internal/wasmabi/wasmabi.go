@@ -59,21 +59,6 @@ const (
 	FuncStateChange = "plugin_state_change"
 )
 
-// The short names of the first events' request functions, which the
-// guest's API has always had; events after them have only the generated
-// name.
-const (
-	FuncRunPod        = FuncRunPodSandbox
-	FuncUpdatePod     = FuncUpdatePodSandbox
-	FuncPostUpdatePod = FuncPostUpdatePodSandbox
-	FuncStopPod       = FuncStopPodSandbox
-	FuncRemovePod     = FuncRemovePodSandbox
-	FuncPostCreate    = FuncPostCreateContainer
-	FuncPostStart     = FuncPostStartContainer
-	FuncPostUpdate    = FuncPostUpdateContainer
-	FuncValidate      = FuncValidateContainerAdjustment
-)
-
 // EventFunc returns the request function of event e ("" for an invalid
 // event).
 func EventFunc(e api.Event) string {

@@ -108,20 +108,20 @@ func TestAnswer(t *testing.T) {
 // directives spell out against the event table.
 func TestEventConstants(t *testing.T) {
 	for e, fn := range map[api.Event]string{
-		api.Event_RUN_POD_SANDBOX:               FuncRunPod,
-		api.Event_STOP_POD_SANDBOX:              FuncStopPod,
-		api.Event_REMOVE_POD_SANDBOX:            FuncRemovePod,
+		api.Event_RUN_POD_SANDBOX:               FuncRunPodSandbox,
+		api.Event_STOP_POD_SANDBOX:              FuncStopPodSandbox,
+		api.Event_REMOVE_POD_SANDBOX:            FuncRemovePodSandbox,
 		api.Event_CREATE_CONTAINER:              FuncCreateContainer,
-		api.Event_POST_CREATE_CONTAINER:         FuncPostCreate,
+		api.Event_POST_CREATE_CONTAINER:         FuncPostCreateContainer,
 		api.Event_START_CONTAINER:               FuncStartContainer,
-		api.Event_POST_START_CONTAINER:          FuncPostStart,
+		api.Event_POST_START_CONTAINER:          FuncPostStartContainer,
 		api.Event_UPDATE_CONTAINER:              FuncUpdateContainer,
-		api.Event_POST_UPDATE_CONTAINER:         FuncPostUpdate,
+		api.Event_POST_UPDATE_CONTAINER:         FuncPostUpdateContainer,
 		api.Event_STOP_CONTAINER:                FuncStopContainer,
 		api.Event_REMOVE_CONTAINER:              FuncRemoveContainer,
-		api.Event_UPDATE_POD_SANDBOX:            FuncUpdatePod,
-		api.Event_POST_UPDATE_POD_SANDBOX:       FuncPostUpdatePod,
-		api.Event_VALIDATE_CONTAINER_ADJUSTMENT: FuncValidate,
+		api.Event_UPDATE_POD_SANDBOX:            FuncUpdatePodSandbox,
+		api.Event_POST_UPDATE_POD_SANDBOX:       FuncPostUpdatePodSandbox,
+		api.Event_VALIDATE_CONTAINER_ADJUSTMENT: FuncValidateContainerAdjustment,
 	} {
 		if got := EventFunc(e); got != fn {
 			t.Errorf("%s: the table's export %q, the constant %q", e.Name(), got, fn)
