@@ -81,12 +81,12 @@ type env struct {
 
 	// syncGate keeps the Synchronize of a plugin registering out of the
 	// container stops of checks that count StopContainer events: a
-	// registration holds it exclusively, such a stop shares it. CRI-O
-	// v1.36.3 takes a Synchronize that lists a container as
-	// CONTAINER_STOPPED for "plugins told" and then sends StopContainer to
-	// no plugin, when the Synchronize falls between the container's exit and
-	// its NRI StopContainer (docs/conformance.md); those checks judge the
-	// runtime's Stop handling, not that race.
+	// registration holds it exclusively, such a stop shares it.
+	// containerd v2.4.2 and CRI-O v1.36.3 take a Synchronize that lists a
+	// container as CONTAINER_STOPPED for "plugins told" and then send
+	// StopContainer to no plugin, when the Synchronize falls between the
+	// container's exit and its NRI StopContainer (docs/conformance.md, note
+	// 11); those checks judge the runtime's Stop handling, not that race.
 	syncGate sync.RWMutex
 }
 
